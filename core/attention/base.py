@@ -1,0 +1,108 @@
+"""The base class every attention parameterization derives from.
+
+Notation: D = d_model, H = n_heads, r = d_head, G = n_kv_heads. Row-vector convention (q = x W_Q).
+Per-head weights use TransformerLens names and shapes: W_Q, W_K, W_V (H, D, r) and W_O (H, r, D).
+"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _positive(name: str, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"{name}: must be a positive integer, got {value!r}")
+
+
+def init_param(*shape: int, std: float) -> nn.Parameter:
+    return nn.Parameter(torch.randn(*shape) * std)
+
+
+class Attention(nn.Module):
+    """One multi-head attention layer without biases, so parameter counts are clean formulas.
+
+    Subclasses set their parameters, `forward`, `per_head` and the analytic `count_params`.
+    Initialisation rule shared by all: every effective matrix has, in expectation, the same
+    RMS as in `standard` with N(0, 1/D) input projections and N(0, 1/(H r)) output projection,
+    so init never decides a comparison (tested in tests/test_attention.py).
+    """
+
+    takes_kv_heads = False  # only grouped-query variants choose their number of key/value heads
+
+    def __init__(self, d_model: int, n_heads: int, d_head: int, n_kv_heads: int):
+        super().__init__()
+        self.d_model, self.n_heads, self.d_head, self.n_kv_heads = d_model, n_heads, d_head, n_kv_heads
+        self.scale = d_head**-0.5
+
+    # ---- shape rules -------------------------------------------------------------------
+    @classmethod
+    def default_kv_heads(cls, n_heads: int) -> int:
+        return n_heads
+
+    @classmethod
+    def resolve(cls, d_model: int, n_heads: int, d_head: int | None, n_kv_heads: int | None):
+        """Validate sizes and fill defaults; returns (D, H, r, G) or raises a one-line ValueError."""
+        _positive("d_model", d_model)
+        _positive("n_heads", n_heads)
+        if d_model % n_heads:
+            raise ValueError(f"n_heads: must divide d_model={d_model}, got {n_heads}")
+        d_head = d_model // n_heads if d_head is None else d_head
+        _positive("d_head", d_head)
+        default_g = cls.default_kv_heads(n_heads)
+        if n_kv_heads is None:
+            n_kv_heads = default_g
+        _positive("n_kv_heads", n_kv_heads)
+        if not cls.takes_kv_heads and n_kv_heads != default_g:
+            raise ValueError(f"n_kv_heads: this parameterization fixes it to {default_g}, got {n_kv_heads}")
+        if n_heads % n_kv_heads:
+            raise ValueError(f"n_kv_heads: must divide n_heads={n_heads}, got {n_kv_heads}")
+        return d_model, n_heads, d_head, n_kv_heads
+
+    @staticmethod
+    def count_params(d_model: int, n_heads: int, d_head: int, n_kv_heads: int) -> int:
+        raise NotImplementedError
+
+    # ---- the per-head view -------------------------------------------------------------
+    def per_head(self) -> dict[str, torch.Tensor]:
+        """W_Q, W_K, W_V (H, D, r) and W_O (H, r, D) wherever this parameterization defines them."""
+        raise NotImplementedError
+
+    @torch.no_grad()
+    def head_weights(self) -> dict[str, torch.Tensor]:
+        """Detached per-head effective matrices; W_QK (H, D, D) includes the softmax scale.
+
+        Contract: out = sum_h softmax(X W_QK[h] X^T + mask) X W_OV[h] equals forward(X).
+        """
+        w = {k: v.detach().clone() for k, v in self.per_head().items()}
+        if "W_QK" not in w:
+            w["W_QK"] = self.scale * w["W_Q"] @ w["W_K"].mT  # (H, D, D)
+        if "W_OV" not in w:
+            w["W_OV"] = w["W_V"] @ w["W_O"]  # (H, D, D)
+        return w
+
+    # ---- shared building blocks --------------------------------------------------------
+    @staticmethod
+    def _project(x: torch.Tensor, *weights: torch.Tensor) -> list[torch.Tensor]:
+        """One matmul for several per-head projections (n_i, D, r_i); returns each as (B, n_i, T, r_i)."""
+        B, T, D = x.shape
+        flat = [w.transpose(0, 1).reshape(D, -1) for w in weights]  # (D, n_i * r_i)
+        y = x @ torch.cat(flat, dim=1)  # (B, T, sum n_i r_i)
+        sizes = [f.shape[1] for f in flat]
+        return [
+            part.reshape(B, T, w.shape[0], w.shape[2]).transpose(1, 2)  # (B, n_i, T, r_i)
+            for part, w in zip(y.split(sizes, dim=-1), weights)
+        ]
+
+    def _attend(self, q, k, v, causal: bool) -> torch.Tensor:
+        """q (B, H, T, r_qk), k (B, G, T, r_qk), v (B, G, T, r) -> (B, H, T, r)."""
+        gqa = k.shape[1] != q.shape[1]
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=self.scale, enable_gqa=gqa)
+
+    @staticmethod
+    def _merge(o: torch.Tensor, W_O: torch.Tensor) -> torch.Tensor:
+        """o (B, H, T, r), W_O (H, r, D) -> (B, T, D): the sum over heads is one matmul."""
+        B, H, T, r = o.shape
+        return o.transpose(1, 2).reshape(B, T, H * r) @ W_O.reshape(H * r, -1)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}, n_kv_heads={self.n_kv_heads}"
