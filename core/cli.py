@@ -1,0 +1,106 @@
+"""`python -m core`: sweep, bench, pretrained. Bad flags get one line naming the flag, exit code 2."""
+
+import argparse
+import re
+import sys
+
+from .attention import ATTENTION
+from .tasks import TASKS
+
+DEFAULT_STORE = "store"
+BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 3 --store data"
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, not argparse's usage block
+        self.exit(2, f"error: {message}\n")
+
+
+def names(flag: str, allowed: dict):
+    def parse(text: str) -> list[str]:
+        items = list(allowed) if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
+        bad = [t for t in items if t not in allowed]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(f"unknown {', '.join(bad) or repr(text)}; allowed: all, {', '.join(allowed)}")
+        return items
+
+    parse.__name__ = flag  # argparse names the flag in its message
+    return parse
+
+
+def flag_error(parser: Parser, err: ValueError):
+    """Config errors say 'd_model: ...'; the user typed --d-model."""
+    msg = re.sub(r"^(\w+):", lambda m: f"--{m.group(1).replace('_', '-')}:", str(err))
+    parser.error(msg)
+
+
+def add_sweep(sub):
+    p = sub.add_parser("sweep", help="train every attention x task x seed that the store lacks (resumes)")
+    p.add_argument("--attention", type=names("attention", ATTENTION), default=list(ATTENTION),
+                   help=f"comma list or 'all' (default all): {', '.join(ATTENTION)}")
+    p.add_argument("--task", type=names("task", TASKS), default=list(TASKS),
+                   help=f"comma list or 'all' (default all): {', '.join(TASKS)}")
+    p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1, trained together as one ensemble (default 3)")
+    p.add_argument("--store", default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    p.add_argument("--steps", type=int, default=None, help="optimizer steps (default: TrainConfig's)")
+    p.add_argument("--batch-size", type=int, default=None)
+    p.add_argument("--lr", type=float, default=None)
+    p.add_argument("--eval-every", type=int, default=None)
+    p.add_argument("--n-layers", type=int, default=None)
+    p.add_argument("--d-model", type=int, default=None)
+    p.add_argument("--n-heads", type=int, default=None)
+    p.add_argument("--d-head", type=int, default=None)
+    p.add_argument("--n-kv-heads", type=int, default=None)
+    p.add_argument("--no-mlp", action="store_true", help="attention-only models")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_sweep)  # fmt: skip
+
+
+def cmd_sweep(args, parser):
+    from . import store as st
+    from . import sweep
+    from .config import TrainConfig
+
+    train_kw = {k: getattr(args, k) for k in ("steps", "batch_size", "lr", "eval_every") if getattr(args, k) is not None}
+    model_kw = {k: getattr(args, k) for k in ("n_layers", "d_model", "n_heads", "d_head", "n_kv_heads")}
+    model_kw = {k: v for k, v in model_kw.items() if v is not None}
+    if args.no_mlp:
+        model_kw["mlp"] = False
+    if args.device not in (None, "cpu", "cuda"):
+        parser.error(f"--device: unknown {args.device!r}; allowed: cpu, cuda")
+    try:
+        jobs = sweep.plan(args.attention, args.task, args.seeds, TrainConfig(**train_kw), model_kw)
+    except ValueError as err:
+        flag_error(parser, err)
+
+    from tqdm import tqdm
+
+    total = sum(len(j.seeds) for j in jobs)
+    bar = tqdm(total=total, unit="run", disable=args.quiet, desc="sweep")
+
+    def on_job(job, n_missing):
+        bar.set_postfix_str(f"{job.task.name}/{job.model.attention}")
+        bar.update(len(job.seeds) - n_missing)
+
+    counts = sweep.run(args.store, jobs, args.device, on_job=on_job, on_step=None)
+    bar.update(total - bar.n)
+    bar.close()
+    runs = st.load_runs(args.store)
+    wanted = {rid for j in jobs for rid in j.run_ids().values()}
+    table = sweep.summary_table(runs[runs.run_id.isin(wanted)])
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(f"trained {counts['trained']} runs ({counts['diverged']} diverged), skipped {counts['skipped']} already stored")
+
+
+def main(argv=None) -> int:
+    parser = Parser(prog="python -m core", description="Train and compare attention parameterizations.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    add_sweep(sub)
+    args = parser.parse_args(argv)
+    args.func(args, sub.choices[args.command])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

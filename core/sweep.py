@@ -1,0 +1,100 @@
+"""A sweep: every (task, attention) pair trains its missing seeds as one ensemble, then each run is stored.
+
+Resume is by run id: a run already in the store is never trained or written again.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from . import store as st
+from .config import ModelConfig, TaskConfig, TrainConfig, run_id
+from .model import count_model_params
+from .tasks import make_task
+
+
+@dataclass(frozen=True)
+class Job:
+    model: ModelConfig
+    task: TaskConfig
+    train: TrainConfig
+    seeds: tuple[int, ...]
+
+    def run_ids(self) -> dict[int, str]:
+        return {s: run_id(self.model, self.task, self.train, s) for s in self.seeds}
+
+
+def plan(attentions, tasks, n_seeds: int, train: TrainConfig, model_overrides: dict | None = None) -> list[Job]:
+    """Validate everything up front (one-line ValueError) so nothing is written for a bad sweep."""
+    if not isinstance(n_seeds, int) or n_seeds <= 0:
+        raise ValueError(f"seeds: must be a positive integer, got {n_seeds!r}")
+    jobs = []
+    for task_name in tasks:
+        task_cfg = TaskConfig(task_name)
+        task = make_task(task_cfg)
+        for name in attentions:
+            model = ModelConfig(
+                attention=name, vocab_size=task.vocab_size, max_len=task.seq_len, **(model_overrides or {})
+            )
+            jobs.append(Job(model, task_cfg, train, tuple(range(n_seeds))))
+    return jobs
+
+
+def summary(job: Job, seed: int, rid: str, result, command: str | None) -> dict:
+    return {
+        "run_id": rid, "seed": seed, "model": job.model.to_dict(), "task": job.task.to_dict(),
+        "train": job.train.to_dict(), "status": result.status, "final": result.final,
+        "params": count_model_params(job.model), "train_seconds": result.train_seconds,
+        "steps_done": result.steps_done, "tokens_per_s": result.tokens_per_s,
+        "n_ensemble": len(job.seeds), "command": command,
+    }  # fmt: skip
+
+
+def run(
+    store,
+    jobs: list[Job],
+    device=None,
+    command: str | None = None,
+    on_job: Callable[[Job, int], None] | None = None,
+    on_step: Callable[[int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> dict:
+    """Train what is missing. Returns counts: trained, skipped (already stored), diverged, cancelled."""
+    from .train import train_ensemble  # torch only when something trains
+
+    counts = {"trained": 0, "skipped": 0, "diverged": 0, "cancelled": False}
+    for job in jobs:
+        ids = job.run_ids()
+        missing = [s for s, rid in ids.items() if not st.has_run(store, rid)]
+        counts["skipped"] += len(ids) - len(missing)
+        if on_job:
+            on_job(job, len(missing))
+        if not missing:
+            continue
+        results = train_ensemble(job.model, job.task, job.train, missing, device, on_step, should_stop)
+        if results is None:
+            counts["cancelled"] = True
+            break
+        for r in results:
+            metrics = pd.DataFrame(r.metrics, columns=["step", "metric", "value"])
+            st.write_run(store, summary(job, r.seed, ids[r.seed], r, command), metrics, r.head_weights, r.patterns, r.examples)
+            counts["trained"] += 1
+            counts["diverged"] += r.status == "diverged"
+    return counts
+
+
+def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std over seeds per (task, attention): what the CLI prints after a sweep."""
+    if runs.empty:
+        return runs
+    g = runs.groupby(["task", "attention"], sort=False)
+    out = g.agg(
+        runs=("run_id", "count"),
+        eval_acc=("eval_acc", "mean"),
+        eval_acc_std=("eval_acc", "std"),
+        eval_loss=("eval_loss", "mean"),
+        params_attention=("params_attention", "first"),
+        s_per_step=("seconds_per_step", "mean"),
+    )
+    return out.reset_index()

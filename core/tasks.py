@@ -1,0 +1,161 @@
+"""Synthetic sequence tasks behind one registry, `TASKS`.
+
+Each task samples (inputs, targets, loss_mask), all (N, T), from a torch.Generator, so a seed fixes
+the data. targets[t] is what position t must predict; the loss and accuracy count only where
+loss_mask is True (the answer positions).
+"""
+
+import torch
+
+from .config import TaskConfig
+
+
+class Task:
+    n_symbols: int  # default alphabet size
+    length: int  # default items per sequence
+    description: str
+
+    def __init__(self, cfg: TaskConfig):
+        self.cfg = cfg
+        self.n, self.L = cfg.n_symbols, cfg.length
+
+    @classmethod
+    def check(cls, cfg: TaskConfig) -> None:
+        """Raise a one-line ValueError for sizes the task cannot use."""
+
+    vocab_size: int
+    seq_len: int
+
+    def sample(self, n: int, gen: torch.Generator):
+        raise NotImplementedError
+
+    def eval_set(self):
+        return self.sample(self.cfg.eval_size, torch.Generator().manual_seed(self.cfg.eval_seed))
+
+    # helpers ---------------------------------------------------------------------------
+    def _distinct(self, n: int, k: int, gen: torch.Generator) -> torch.Tensor:
+        """(n, k) rows of k distinct symbols from range(self.n)."""
+        return torch.rand(n, self.n, generator=gen).argsort(-1)[:, :k]
+
+    def _symbols(self, n: int, k: int, gen: torch.Generator) -> torch.Tensor:
+        return torch.randint(0, self.n, (n, k), generator=gen)
+
+    @staticmethod
+    def _next_token(x: torch.Tensor, first: int, last: int):
+        """targets = next token; answers are the positions first..last (inclusive)."""
+        targets = torch.cat([x[:, 1:], torch.zeros_like(x[:, :1])], dim=1)
+        mask = torch.zeros_like(x, dtype=torch.bool)
+        mask[:, first : last + 1] = True
+        return x, targets, mask
+
+
+class AssociativeRecall(Task):
+    """Multi-query associative recall (Zoology): k1 v1 ... kL vL, then each key again -> its value."""
+
+    n_symbols, length = 32, 8
+    description = "key-value pairs, then queries whose answers are the values (MQAR)"
+
+    @classmethod
+    def check(cls, cfg):
+        if cfg.length > cfg.n_symbols:
+            raise ValueError(f"length: at most n_symbols={cfg.n_symbols} distinct keys, got {cfg.length}")
+
+    vocab_size = property(lambda self: 2 * self.n)  # keys 0..n-1, values n..2n-1
+    seq_len = property(lambda self: 4 * self.L)
+
+    def sample(self, n, gen):
+        keys = self._distinct(n, self.L, gen)  # (n, L)
+        values = self._symbols(n, self.L, gen) + self.n  # (n, L)
+        order = torch.rand(n, self.L, generator=gen).argsort(-1)  # queries in random order
+        q_keys, q_values = keys.gather(1, order), values.gather(1, order)
+        context = torch.stack([keys, values], -1).reshape(n, 2 * self.L)
+        queries = torch.stack([q_keys, q_values], -1).reshape(n, 2 * self.L)
+        x = torch.cat([context, queries], 1)  # (n, 4L)
+        x, targets, _ = self._next_token(x, 0, 0)
+        mask = torch.zeros_like(x, dtype=torch.bool)
+        mask[:, 2 * self.L :: 2] = True  # each query key predicts its value
+        return x, targets, mask
+
+
+class Induction(Task):
+    """A random sequence of distinct tokens, repeated: predict the second copy (induction heads)."""
+
+    n_symbols, length = 32, 12
+    description = "a random sequence repeated; predict the second copy"
+
+    @classmethod
+    def check(cls, cfg):
+        if cfg.length > cfg.n_symbols:
+            raise ValueError(f"length: at most n_symbols={cfg.n_symbols} distinct tokens, got {cfg.length}")
+
+    vocab_size = property(lambda self: self.n)
+    seq_len = property(lambda self: 2 * self.L)
+
+    def sample(self, n, gen):
+        s = self._distinct(n, self.L, gen)
+        return self._next_token(torch.cat([s, s], 1), self.L, 2 * self.L - 2)
+
+
+class Reverse(Task):
+    """s, SEP, reversed(s)."""
+
+    n_symbols, length = 16, 10
+    description = "a sequence, a separator, the sequence reversed"
+    vocab_size = property(lambda self: self.n + 1)  # + SEP
+    seq_len = property(lambda self: 2 * self.L + 1)
+
+    def transform(self, s):
+        return s.flip(-1)
+
+    def sample(self, n, gen):
+        s = self._symbols(n, self.L, gen)
+        sep = torch.full((n, 1), self.n)
+        return self._next_token(torch.cat([s, sep, self.transform(s)], 1), self.L, 2 * self.L - 1)
+
+
+class Sort(Reverse):
+    """s, SEP, sorted(s)."""
+
+    description = "a sequence, a separator, the sequence sorted"
+
+    def transform(self, s):
+        return s.sort(-1).values
+
+
+class Histogram(Task):
+    """s, SEP, s again: at each token of the second copy, how many times it occurs in s."""
+
+    n_symbols, length = 8, 10
+    description = "for each token, how many times it occurs in the sequence"
+    vocab_size = property(lambda self: self.n + 1 + self.L)  # symbols, SEP, counts 1..L
+    seq_len = property(lambda self: 2 * self.L + 1)
+
+    def sample(self, n, gen):
+        s = self._symbols(n, self.L, gen)  # (n, L)
+        counts = (s.unsqueeze(-1) == s.unsqueeze(-2)).sum(-1)  # (n, L): occurrences of s_i in s
+        x = torch.cat([s, torch.full((n, 1), self.n), s], 1)
+        targets = torch.zeros_like(x)
+        targets[:, self.L + 1 :] = self.n + counts  # count c is token n + c
+        mask = torch.zeros_like(x, dtype=torch.bool)
+        mask[:, self.L + 1 :] = True
+        return x, targets, mask
+
+
+# Insertion order is the display order on every page.
+TASKS: dict[str, type[Task]] = {
+    "associative_recall": AssociativeRecall,
+    "induction": Induction,
+    "reverse": Reverse,
+    "sort": Sort,
+    "histogram": Histogram,
+}
+
+
+def get_task(name: str) -> type[Task]:
+    if name not in TASKS:
+        raise ValueError(f"task: unknown {name!r}; allowed: {', '.join(TASKS)}")
+    return TASKS[name]
+
+
+def make_task(cfg: TaskConfig) -> Task:
+    return get_task(cfg.name)(cfg)

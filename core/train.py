@@ -1,0 +1,184 @@
+"""The training engine: every seed of one configuration trains at once, as one vectorized ensemble.
+
+The seeds' parameters are stacked (torch.func.stack_module_state) and the model runs under vmap,
+so E seeds cost one pass of E-times-larger matmuls instead of E passes. Each member gets exactly
+the updates it would get alone: AdamW is elementwise, the loss is a sum of per-member losses, and
+gradient clipping is done per member (tests/test_train.py checks against training alone).
+"""
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch.func import functional_call, stack_module_state, vmap
+
+from .config import ModelConfig, TaskConfig, TrainConfig
+from .model import Transformer
+from .tasks import make_task
+
+N_PATTERN_EXAMPLES = 2  # eval examples whose attention patterns are kept for the Attention maps page
+
+
+@dataclass
+class RunResult:
+    seed: int
+    status: str  # "ok" or "diverged"
+    metrics: list[tuple[int, str, float]] = field(default_factory=list)  # (step, metric, value)
+    final: dict = field(default_factory=dict)  # last eval_loss, eval_acc, train_loss
+    train_seconds: float = 0.0  # wall time of the whole ensemble (all seeds train together)
+    steps_done: int = 0  # optimizer steps the ensemble ran
+    tokens_per_s: float = 0.0  # training tokens per second of the whole ensemble
+    head_weights: list = field(default_factory=list)  # per layer, head_weights() of the final model
+    patterns: torch.Tensor | None = None  # (L, N_PATTERN_EXAMPLES, H, T, T)
+    examples: torch.Tensor | None = None  # (N_PATTERN_EXAMPLES, T) the tokens those patterns are for
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Multiplier on cfg.lr: linear warmup, then cosine decay to lr_min_ratio."""
+    if step < cfg.warmup:
+        return (step + 1) / cfg.warmup
+    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.lr_min_ratio + (1 - cfg.lr_min_ratio) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+
+def init_model(cfg: ModelConfig, seed: int) -> Transformer:
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return Transformer(cfg)
+
+
+def data_generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(1_000_003 * (seed + 1))  # a stream apart from the init's
+
+
+def masked_ce(logits, targets, mask):
+    """Mean cross-entropy and accuracy over the answer positions; logits (B, T, V)."""
+    ce = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="none").view_as(targets)
+    m = mask.to(logits.dtype)
+    acc = ((logits.argmax(-1) == targets).to(logits.dtype) * m).sum() / m.sum()
+    return (ce * m).sum() / m.sum(), acc
+
+
+def param_groups(named: dict[str, torch.Tensor], weight_decay: float, member_dims: int) -> list[dict]:
+    """Decay matrices (ndim >= 2 per member), not norms or biases."""
+    decay = [p for p in named.values() if p.dim() - member_dims >= 2]
+    rest = [p for p in named.values() if p.dim() - member_dims < 2]
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}]
+
+
+def clip_per_member(params: list[torch.Tensor], max_norm: float) -> None:
+    """torch.nn.utils.clip_grad_norm_ applied to each member (dim 0) on its own."""
+    norms = torch.stack([p.grad.pow(2).flatten(1).sum(1) for p in params]).sum(0).sqrt()  # (E,)
+    coef = (max_norm / (norms + 1e-6)).clamp(max=1.0)
+    for p in params:
+        p.grad.mul_(coef.view(-1, *[1] * (p.dim() - 1)))
+
+
+def train_ensemble(
+    model_cfg: ModelConfig,
+    task_cfg: TaskConfig,
+    train_cfg: TrainConfig,
+    seeds: list[int],
+    device: torch.device | str | None = None,
+    on_step: Callable[[int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[RunResult] | None:
+    """Train one model per seed together; returns one RunResult per seed, or None if stopped."""
+    device = torch.device(device) if device is not None else default_device()
+    task = make_task(task_cfg)
+    models = [init_model(model_cfg, s).to(device) for s in seeds]
+    params, buffers = stack_module_state(models)  # each (E, ...)
+    base = models[0].to("meta")
+
+    def member(p, b, x, y, m):
+        return masked_ce(functional_call(base, (p, b), (x,)), y, m)
+
+    batched = vmap(member)  # per-member inputs
+    shared_eval = vmap(member, in_dims=(0, 0, None, None, None))  # one eval set for all members
+    opt = torch.optim.AdamW(param_groups(params, train_cfg.weight_decay, 1), lr=train_cfg.lr, betas=(0.9, 0.98))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_at(s, train_cfg))
+    gens = [data_generator(s) for s in seeds]
+    ex, ey, em = (t.to(device) for t in task.eval_set())
+
+    E = len(seeds)
+    results = [RunResult(seed=s, status="ok") for s in seeds]
+    alive = torch.ones(E, dtype=torch.bool)
+    running = torch.zeros(E)  # train loss summed since the last log
+    n_running, t0, seen = 0, time.perf_counter(), 0
+
+    def evaluate(step: int):
+        nonlocal running, n_running
+        with torch.no_grad():
+            losses, accs = zip(*(shared_eval(params, buffers, *c) for c in _chunks(ex, ey, em)))
+        losses, accs = torch.stack(losses).mean(0).cpu(), torch.stack(accs).mean(0).cpu()
+        elapsed = time.perf_counter() - t0
+        for i, r in enumerate(results):
+            if not alive[i]:
+                continue
+            r.metrics += [(step, "eval_loss", losses[i].item()), (step, "eval_acc", accs[i].item())]
+            r.metrics.append((step, "wall_time", elapsed))
+            if n_running:
+                r.metrics.append((step, "train_loss", (running[i] / n_running).item()))
+                r.metrics.append((step, "tokens_per_s", seen / elapsed))
+            r.final = {"eval_loss": losses[i].item(), "eval_acc": accs[i].item()}
+        running, n_running = torch.zeros(E), 0
+
+    evaluate(0)
+    for step in range(1, train_cfg.steps + 1):
+        batch = [task.sample(train_cfg.batch_size, g) for g in gens]
+        x, y, m = (torch.stack(t).to(device) for t in zip(*batch))  # (E, B, T) each
+        loss, _ = batched(params, buffers, x, y, m)  # (E,)
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        if train_cfg.grad_clip is not None:
+            clip_per_member(list(params.values()), train_cfg.grad_clip)
+        opt.step()
+        sched.step()
+        seen += x.numel()
+        loss = loss.detach().cpu()
+        newly_dead = alive & ~loss.isfinite()
+        for i in newly_dead.nonzero().flatten().tolist():
+            results[i].status = "diverged"
+            results[i].metrics.append((step, "train_loss", float("nan")))
+        alive &= ~newly_dead
+        running += torch.where(alive, loss, 0.0)
+        n_running += 1
+        if on_step:
+            on_step(step)
+        if not alive.any():
+            break
+        if step % train_cfg.eval_every == 0 or step == train_cfg.steps:
+            evaluate(step)
+            if should_stop and should_stop():
+                return None
+    seconds = time.perf_counter() - t0
+    for r in results:
+        r.train_seconds, r.steps_done, r.tokens_per_s = seconds, step, seen / seconds
+    _finish(results, params, model_cfg, ex)
+    return results
+
+
+def _chunks(*tensors, size: int = 256):
+    n = tensors[0].shape[0]
+    for i in range(0, n, size):
+        yield tuple(t[i : i + size] for t in tensors)
+
+
+def _finish(results, params, model_cfg, eval_inputs) -> None:
+    """Per member: rebuild the module, keep its head weights and a few attention patterns."""
+    examples = eval_inputs[:N_PATTERN_EXAMPLES]
+    for i, r in enumerate(results):
+        model = Transformer(model_cfg).to(eval_inputs.device)
+        model.load_state_dict({k: v[i].detach() for k, v in params.items()})
+        r.head_weights = [{k: v.cpu() for k, v in hw.items()} for hw in model.head_weights()]
+        if r.status == "ok":
+            r.patterns = model.attention_patterns(examples).cpu()
+            r.examples = examples.cpu()
+        r.final["train_loss"] = next((v for s, k, v in reversed(r.metrics) if k == "train_loss"), float("nan"))

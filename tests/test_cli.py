@@ -1,0 +1,85 @@
+"""`python -m core sweep` end to end: runs, resumes, survives a kill, refuses bad flags cleanly."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core import store as st
+from core.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-every", "10", "--quiet"]
+
+
+def sweep(store, *extra):
+    return main(["sweep", "--store", str(store), *TINY, *extra])
+
+
+def test_sweep_runs_then_resumes_without_rewriting(tmp_path, capsys):
+    assert sweep(tmp_path, "--attention", "standard,identity", "--task", "reverse", "--seeds", "2") == 0
+    out = capsys.readouterr().out
+    assert "trained 4 runs" in out and "identity" in out and "eval_acc" in out
+    runs = st.load_runs(tmp_path)
+    assert len(runs) == 4 and set(runs.attention) == {"standard", "identity"} and set(runs.seed) == {0, 1}
+    mtimes = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").iterdir()}
+    sweep(tmp_path, "--attention", "standard,identity,mqa", "--task", "reverse", "--seeds", "2")
+    out = capsys.readouterr().out
+    assert "trained 2 runs" in out and "skipped 4 already stored" in out
+    assert len(st.load_runs(tmp_path)) == 6
+    assert all(p.stat().st_mtime_ns == t for p, t in mtimes.items())
+
+
+@pytest.mark.parametrize(
+    "argv,flag",
+    [
+        (["--attention", "nope"], "--attention"),
+        (["--task", "sorting"], "--task"),
+        (["--d-model", "0"], "--d-model"),
+        (["--n-heads", "3"], "--n-heads"),
+        (["--steps", "-5"], "--steps"),
+        (["--seeds", "0"], "--seeds"),
+        (["--device", "tpu"], "--device"),
+        (["--steps", "many"], "--steps"),
+    ],
+)
+def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, capsys, argv, flag):
+    store = tmp_path / "store"
+    with pytest.raises(SystemExit) as err:
+        main(["sweep", "--store", str(store), *argv])
+    assert err.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and flag in lines[0]
+    if flag in ("--attention", "--task"):
+        assert "allowed:" in lines[0] and ("standard" in lines[0] or "reverse" in lines[0])
+    assert not store.exists()
+
+
+def test_help_documents_every_subcommand():
+    out = subprocess.run([sys.executable, "-m", "core", "--help"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert "sweep" in out
+    sub = subprocess.run([sys.executable, "-m", "core", "sweep", "--help"], cwd=ROOT, capture_output=True, text=True)
+    assert "--attention" in sub.stdout and "--store" in sub.stdout and sub.returncode == 0
+
+
+def test_kill_mid_sweep_then_rerun_stores_every_run_exactly_once(tmp_path):
+    argv = [sys.executable, "-m", "core", "sweep", "--store", str(tmp_path), *TINY, "--seeds", "2",
+            "--attention", "standard,tied_qk,identity,mqa", "--task", "reverse,sort"]  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((tmp_path / "runs").glob("*.parquet"))) < 3:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {p.name for p in (tmp_path / "runs").glob("*.parquet")}
+    assert 3 <= len(before) < 16, "the kill should land mid-sweep"
+    assert len(st.load_runs(tmp_path)) == len(before)  # whatever is there is whole
+    subprocess.run(argv, cwd=ROOT, check=True, capture_output=True)
+    runs = st.load_runs(tmp_path)
+    assert len(runs) == 16 and runs.run_id.is_unique
+    assert {p.stem for p in (tmp_path / "weights").glob("*.safetensors")} == set(runs.run_id)
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]

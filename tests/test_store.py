@@ -1,0 +1,71 @@
+"""The store round-trips runs without torch or pickle and survives foreign or broken files."""
+
+from importlib import metadata
+
+import numpy as np
+import pandas as pd
+import pytest
+from core import store as st
+from core.config import ModelConfig, TaskConfig, TrainConfig
+from core.sweep import Job, summary
+from core.tasks import make_task
+from core.train import train_ensemble
+
+
+@pytest.fixture(scope="module")
+def trained():
+    task = TaskConfig("sort", eval_size=32)
+    t = make_task(task)
+    job = Job(ModelConfig(attention="stacked", d_model=16, n_heads=2, vocab_size=t.vocab_size, max_len=t.seq_len),
+              task, TrainConfig(steps=10, eval_every=5), (0,))  # fmt: skip
+    return job, train_ensemble(job.model, job.task, job.train, [0], "cpu")[0]
+
+
+def write(store, job, result):
+    rid = job.run_ids()[0]
+    metrics = pd.DataFrame(result.metrics, columns=["step", "metric", "value"])
+    st.write_run(store, summary(job, 0, rid, result, "pytest"), metrics, result.head_weights, result.patterns, result.examples)
+    return rid
+
+
+def test_round_trip(tmp_path, trained):
+    job, result = trained
+    rid = write(tmp_path, job, result)
+    runs = st.load_runs(tmp_path)
+    assert len(runs) == 1 and set(st.RUN_COLUMNS) <= set(runs.columns)
+    row = runs.iloc[0]
+    assert (row.run_id, row.attention, row.task, row.seed, row.status) == (rid, "stacked", "sort", 0, "ok")
+    assert row.params_total == sum(row[c] for c in runs.columns if c.startswith("params_") and c not in ("params_total",))
+    assert row.eval_acc == pytest.approx(result.final["eval_acc"])
+    metrics = st.load_metrics(tmp_path)
+    assert set(metrics.metric) >= {"train_loss", "eval_loss", "eval_acc", "wall_time"}
+    assert (metrics.run_id == rid).all()
+    layers = st.load_head_weights(tmp_path, rid)
+    for got, want in zip(layers, result.head_weights):
+        for k in ("W_QK", "W_OV", "W_Q", "W_O"):
+            np.testing.assert_allclose(got[k], want[k].numpy(), atol=3e-3, rtol=2e-2)
+    patterns, examples = st.load_patterns(tmp_path, rid)
+    assert patterns.shape == tuple(result.patterns.shape) and np.array_equal(examples, result.examples.numpy())
+    prov = st.provenance_of(tmp_path)[0]
+    assert prov["command"] == "pytest" and prov["versions"]["torch"] == metadata.version("torch")
+    assert prov["date"].startswith("20") and prov["versions"]["numpy"] == np.__version__
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_foreign_and_broken_files_are_skipped_with_a_warning(tmp_path, trained):
+    job, result = trained
+    write(tmp_path, job, result)
+    (tmp_path / "runs" / "garbage.parquet").write_bytes(b"not parquet")
+    pd.DataFrame({"a": [1]}).to_parquet(tmp_path / "runs" / "foreign.parquet")
+    (tmp_path / "runs" / ".half-written.parquet.123.tmp").write_bytes(b"partial")
+    with pytest.warns(UserWarning, match="garbage.parquet") as record:
+        runs = st.load_runs(tmp_path)
+    assert any("foreign.parquet" in str(w.message) for w in record)
+    assert len(runs) == 1
+    with pytest.warns(UserWarning):
+        assert st.load_metrics(tmp_path).run_id.nunique() == 1
+
+
+def test_empty_or_missing_store_loads_empty(tmp_path):
+    assert st.load_runs(tmp_path / "nope").empty and list(st.load_runs(tmp_path).columns) == st.RUN_COLUMNS
+    assert st.load_metrics(tmp_path).empty and st.load_named(tmp_path, "bench").empty

@@ -1,0 +1,69 @@
+"""The ensemble engine against training each seed alone, and against the plain textbook loop."""
+
+import math
+
+import pytest
+import torch
+
+from core.config import ModelConfig, TaskConfig, TrainConfig
+from core.reference import train_plain
+from core.tasks import make_task
+from core.train import lr_at, train_ensemble
+
+TASK = TaskConfig("reverse", eval_size=64)
+T = make_task(TASK)
+
+
+def model_cfg(attention="standard", **kw):
+    return ModelConfig(attention=attention, vocab_size=T.vocab_size, max_len=T.seq_len, d_model=32, n_heads=2, **kw)
+
+
+def step_losses(result) -> list[float]:
+    return [v for _, k, v in result.metrics if k == "train_loss"]
+
+
+def test_ensemble_matches_each_seed_alone_and_the_plain_loop():
+    train = TrainConfig(steps=50, eval_every=1, batch_size=16, warmup=5)
+    cfg = model_cfg()
+    together = train_ensemble(cfg, TASK, train, [0, 1, 2], device="cpu")
+    for r in together:
+        alone = train_ensemble(cfg, TASK, train, [r.seed], device="cpu")[0]
+        plain = train_plain(cfg, TASK, train, r.seed)
+        assert len(step_losses(r)) == 50
+        assert max(abs(a - b) for a, b in zip(step_losses(r), step_losses(alone))) < 1e-4
+        assert max(abs(a - b) for a, b in zip(step_losses(r), plain)) < 1e-4
+    # different seeds really are different runs
+    assert step_losses(together[0])[0] != step_losses(together[1])[0]
+
+
+@pytest.mark.parametrize("attention", ["standard", "identity", "gqa"])
+def test_training_reduces_loss_and_reports_everything(attention):
+    train = TrainConfig(steps=60, eval_every=20, batch_size=32)
+    (r,) = train_ensemble(model_cfg(attention), TASK, train, [0], device="cpu")
+    steps = {k: [s for s, kk, _ in r.metrics if kk == k] for k in ("eval_loss", "eval_acc", "train_loss", "wall_time")}
+    assert steps["eval_loss"] == [0, 20, 40, 60] and steps["train_loss"] == [20, 40, 60]
+    evals = [v for _, k, v in r.metrics if k == "eval_loss"]
+    assert evals[-1] < evals[0]
+    assert r.status == "ok" and 0 <= r.final["eval_acc"] <= 1 and r.steps_done == 60
+    assert r.tokens_per_s > 0 and r.train_seconds > 0
+    assert len(r.head_weights) == 2 and r.head_weights[0]["W_QK"].shape == (2, 32, 32)
+    L, N, H = r.patterns.shape[:3]
+    assert (L, H) == (2, 2) and torch.allclose(r.patterns.sum(-1), torch.ones(()))
+
+
+def test_divergent_member_is_stopped_and_marked():
+    train = TrainConfig(steps=30, lr=1e12, grad_clip=None, eval_every=10, weight_decay=0.0)
+    results = train_ensemble(model_cfg(), TASK, train, [0, 1], device="cpu")
+    assert all(r.status == "diverged" for r in results)
+    assert all(math.isnan(step_losses(r)[-1]) for r in results)
+
+
+def test_should_stop_cancels_without_results():
+    assert train_ensemble(model_cfg(), TASK, TrainConfig(steps=40, eval_every=10), [0], "cpu", should_stop=lambda: True) is None
+
+
+def test_lr_schedule_warms_up_then_decays():
+    cfg = TrainConfig(steps=100, warmup=10, lr_min_ratio=0.1)
+    assert lr_at(0, cfg) == pytest.approx(0.1) and lr_at(9, cfg) == pytest.approx(1.0)
+    assert lr_at(100, cfg) == pytest.approx(0.1)
+    assert all(lr_at(s, cfg) >= lr_at(s + 1, cfg) for s in range(10, 100))
