@@ -21,7 +21,9 @@ def names(flag: str, allowed: dict):
         items = list(allowed) if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
         bad = [t for t in items if t not in allowed]
         if bad or not items:
-            raise argparse.ArgumentTypeError(f"unknown {', '.join(bad) or repr(text)}; allowed: all, {', '.join(allowed)}")
+            raise argparse.ArgumentTypeError(
+                f"unknown {', '.join(bad) or repr(text)}; allowed: all, {', '.join(allowed)}"
+            )
         return items
 
     parse.__name__ = flag  # argparse names the flag in its message
@@ -36,10 +38,18 @@ def flag_error(parser: Parser, err: ValueError):
 
 def add_sweep(sub):
     p = sub.add_parser("sweep", help="train every attention x task x seed that the store lacks (resumes)")
-    p.add_argument("--attention", type=names("attention", ATTENTION), default=list(ATTENTION),
-                   help=f"comma list or 'all' (default all): {', '.join(ATTENTION)}")
-    p.add_argument("--task", type=names("task", TASKS), default=list(TASKS),
-                   help=f"comma list or 'all' (default all): {', '.join(TASKS)}")
+    p.add_argument(
+        "--attention",
+        type=names("attention", ATTENTION),
+        default=list(ATTENTION),
+        help=f"comma list or 'all' (default all): {', '.join(ATTENTION)}",
+    )
+    p.add_argument(
+        "--task",
+        type=names("task", TASKS),
+        default=list(TASKS),
+        help=f"comma list or 'all' (default all): {', '.join(TASKS)}",
+    )
     p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1, trained together as one ensemble (default 3)")
     p.add_argument("--store", default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
     p.add_argument("--steps", type=int, default=None, help="optimizer steps (default: TrainConfig's)")
@@ -54,7 +64,7 @@ def add_sweep(sub):
     p.add_argument("--no-mlp", action="store_true", help="attention-only models")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_sweep)  # fmt: skip
+    p.set_defaults(func=cmd_sweep)
 
 
 def cmd_sweep(args, parser):
@@ -62,7 +72,9 @@ def cmd_sweep(args, parser):
     from . import sweep
     from .config import TrainConfig
 
-    train_kw = {k: getattr(args, k) for k in ("steps", "batch_size", "lr", "eval_every") if getattr(args, k) is not None}
+    train_kw = {
+        k: getattr(args, k) for k in ("steps", "batch_size", "lr", "eval_every") if getattr(args, k) is not None
+    }
     model_kw = {k: getattr(args, k) for k in ("n_layers", "d_model", "n_heads", "d_head", "n_kv_heads")}
     model_kw = {k: v for k, v in model_kw.items() if v is not None}
     if args.no_mlp:
@@ -90,7 +102,9 @@ def cmd_sweep(args, parser):
     wanted = {rid for j in jobs for rid in j.run_ids().values()}
     table = sweep.summary_table(runs[runs.run_id.isin(wanted)])
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    print(f"trained {counts['trained']} runs ({counts['diverged']} diverged), skipped {counts['skipped']} already stored")
+    print(
+        f"trained {counts['trained']} runs ({counts['diverged']} diverged), skipped {counts['skipped']} already stored"
+    )
 
 
 def main(argv=None) -> int:

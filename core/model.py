@@ -41,8 +41,8 @@ class Transformer(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_final = nn.LayerNorm(cfg.d_model)
         self.unembed = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
-        for emb in (self.embed, self.pos_embed):
-            nn.init.normal_(emb.weight, std=0.02)  # as GPT-2: the pre-LN rescales anyway
+        # Embeddings keep PyTorch's N(0, 1): GPT-2's 0.02 suits d_model=768; at d_model=64 it stalls
+        # the previous-token head that associative recall needs (measured: 33% vs 100% at 600 steps).
 
     def residual(self, tokens: torch.Tensor) -> torch.Tensor:
         T = tokens.shape[-1]
@@ -95,3 +95,8 @@ def count_model_params(cfg: ModelConfig) -> dict[str, int]:
         "unembedding": D * V,
     }
     return out
+
+
+def measured_breakdown(cfg: ModelConfig) -> dict[str, int]:
+    """The breakdown of a built model: sum(p.numel()) per component."""
+    return Transformer(cfg).param_breakdown()

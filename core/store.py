@@ -28,10 +28,32 @@ from safetensors.numpy import load_file, save_file
 META_KEY = b"attention_lab"
 FORMAT = 1
 RUN_COLUMNS = [
-    "run_id", "attention", "task", "seed", "n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "mlp",
-    "steps", "batch_size", "lr", "status", "eval_loss", "eval_acc", "train_loss", "params_attention",
-    "params_total", "train_seconds", "n_ensemble", "seconds_per_step", "tokens_per_s",
-]  # fmt: skip
+    "run_id",
+    "attention",
+    "task",
+    "seed",
+    "n_layers",
+    "d_model",
+    "n_heads",
+    "d_head",
+    "n_kv_heads",
+    "mlp",
+    "vocab_size",
+    "max_len",
+    "steps",
+    "batch_size",
+    "lr",
+    "status",
+    "eval_loss",
+    "eval_acc",
+    "train_loss",
+    "params_attention",
+    "params_total",
+    "train_seconds",
+    "n_ensemble",
+    "seconds_per_step",
+    "tokens_per_s",
+]
 
 
 def provenance(command: str | None = None) -> dict:
@@ -108,7 +130,11 @@ def write_run(store, summary: dict, metrics: pd.DataFrame, head_weights: list, p
     if patterns is not None:
         tensors["patterns"] = np.asarray(patterns, dtype=np.float16)  # (L, N, H, T, T)
         tensors["examples"] = np.asarray(examples, dtype=np.int32)  # (N, T)
-    st_meta = {"run_id": run_id, "d_head": str(summary["model"]["d_head"]), "provenance": json.dumps(meta["provenance"])}
+    st_meta = {
+        "run_id": run_id,
+        "d_head": str(summary["model"]["d_head"]),
+        "provenance": json.dumps(meta["provenance"]),
+    }
     _atomic(weights_path(store, run_id), lambda tmp: save_file(tensors, str(tmp), metadata=st_meta))
     df = metrics.assign(run_id=run_id)[["run_id", "step", "metric", "value"]]
     write_table(run_path(store, run_id), df, meta)
@@ -123,18 +149,35 @@ def _row(meta: dict) -> dict:
     m, t, tr = meta["model"], meta["task"], meta["train"]
     params = meta.get("params", {})
     return {
-        "run_id": meta["run_id"], "attention": m["attention"], "task": t["name"], "seed": meta["seed"],
-        "n_layers": m["n_layers"], "d_model": m["d_model"], "n_heads": m["n_heads"], "d_head": m["d_head"],
-        "n_kv_heads": m["n_kv_heads"], "mlp": m["mlp"], "steps": tr["steps"], "batch_size": tr["batch_size"],
-        "lr": tr["lr"], "status": meta["status"], "eval_loss": meta["final"].get("eval_loss"),
-        "eval_acc": meta["final"].get("eval_acc"), "train_loss": meta["final"].get("train_loss"),
-        "params_attention": params.get("attention"), "params_total": sum(params.values()) if params else None,
-        "train_seconds": meta["train_seconds"], "n_ensemble": meta["n_ensemble"],
+        "run_id": meta["run_id"],
+        "attention": m["attention"],
+        "task": t["name"],
+        "seed": meta["seed"],
+        "n_layers": m["n_layers"],
+        "d_model": m["d_model"],
+        "n_heads": m["n_heads"],
+        "d_head": m["d_head"],
+        "n_kv_heads": m["n_kv_heads"],
+        "mlp": m["mlp"],
+        "vocab_size": m["vocab_size"],
+        "max_len": m["max_len"],
+        "steps": tr["steps"],
+        "batch_size": tr["batch_size"],
+        "lr": tr["lr"],
+        "status": meta["status"],
+        "eval_loss": meta["final"].get("eval_loss"),
+        "eval_acc": meta["final"].get("eval_acc"),
+        "train_loss": meta["final"].get("train_loss"),
+        "params_attention": params.get("attention"),
+        "params_total": sum(params.values()) if params else None,
+        "train_seconds": meta["train_seconds"],
+        "n_ensemble": meta["n_ensemble"],
         "seconds_per_step": meta["train_seconds"] / max(1, meta["steps_done"]),
         "tokens_per_s": meta["tokens_per_s"],
         **{f"params_{k}": v for k, v in params.items()},
-        "date": meta["provenance"]["date"], "command": meta["provenance"]["command"],
-    }  # fmt: skip
+        "date": meta["provenance"]["date"],
+        "command": meta["provenance"]["command"],
+    }
 
 
 def load_runs(store) -> pd.DataFrame:

@@ -43,12 +43,20 @@ def plan(attentions, tasks, n_seeds: int, train: TrainConfig, model_overrides: d
 
 def summary(job: Job, seed: int, rid: str, result, command: str | None) -> dict:
     return {
-        "run_id": rid, "seed": seed, "model": job.model.to_dict(), "task": job.task.to_dict(),
-        "train": job.train.to_dict(), "status": result.status, "final": result.final,
-        "params": count_model_params(job.model), "train_seconds": result.train_seconds,
-        "steps_done": result.steps_done, "tokens_per_s": result.tokens_per_s,
-        "n_ensemble": len(job.seeds), "command": command,
-    }  # fmt: skip
+        "run_id": rid,
+        "seed": seed,
+        "model": job.model.to_dict(),
+        "task": job.task.to_dict(),
+        "train": job.train.to_dict(),
+        "status": result.status,
+        "final": result.final,
+        "params": count_model_params(job.model),
+        "train_seconds": result.train_seconds,
+        "steps_done": result.steps_done,
+        "tokens_per_s": result.tokens_per_s,
+        "n_ensemble": len(job.seeds),
+        "command": command,
+    }
 
 
 def run(
@@ -78,7 +86,9 @@ def run(
             break
         for r in results:
             metrics = pd.DataFrame(r.metrics, columns=["step", "metric", "value"])
-            st.write_run(store, summary(job, r.seed, ids[r.seed], r, command), metrics, r.head_weights, r.patterns, r.examples)
+            st.write_run(
+                store, summary(job, r.seed, ids[r.seed], r, command), metrics, r.head_weights, r.patterns, r.examples
+            )
             counts["trained"] += 1
             counts["diverged"] += r.status == "diverged"
     return counts

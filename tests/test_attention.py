@@ -133,7 +133,9 @@ def test_fold_check_reports_tiny_errors():
 def test_tied_scores_are_symmetric(name):
     W_QK = build(name, 64, 4).head_weights()["W_QK"]
     torch.testing.assert_close(W_QK, W_QK.mT)
-    assert not torch.allclose(build("standard", 64, 4).head_weights()["W_QK"][0], build("standard", 64, 4).head_weights()["W_QK"][0].mT)
+    assert not torch.allclose(
+        build("standard", 64, 4).head_weights()["W_QK"][0], build("standard", 64, 4).head_weights()["W_QK"][0].mT
+    )
 
 
 def test_kv_head_defaults_and_mapping():
@@ -167,3 +169,13 @@ def test_bad_arguments_raise_one_line_value_error(kwargs, field):
             fn(**kwargs)
         msg = str(err.value)
         assert msg.startswith(field + ":") and "\n" not in msg
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_parameterization_states_its_formula(name):
+    formula = ATTENTION[name].formula
+    assert isinstance(formula, str) and formula.strip()
+    # the text's symbols evaluate to the analytic count
+    D, H, r, G = ATTENTION[name].resolve(64, 4, None, None)
+    expr = formula.replace("·", "*").replace("²", "**2")
+    assert eval(expr, {"D": D, "H": H, "r": r, "G": G}) == count_params(name, 64, 4)

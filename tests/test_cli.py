@@ -67,9 +67,24 @@ def test_help_documents_every_subcommand():
 
 
 def test_kill_mid_sweep_then_rerun_stores_every_run_exactly_once(tmp_path):
-    argv = [sys.executable, "-m", "core", "sweep", "--store", str(tmp_path), *TINY, "--seeds", "2",
-            "--attention", "standard,tied_qk,identity,mqa", "--task", "reverse,sort"]  # fmt: skip
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    argv = [
+        sys.executable,
+        "-m",
+        "core",
+        "sweep",
+        "--store",
+        str(tmp_path),
+        *TINY,
+        "--seeds",
+        "2",
+        "--attention",
+        "standard,tied_qk,identity,mqa",
+        "--task",
+        "reverse,sort",
+    ]
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     deadline = time.time() + 120
     while time.time() < deadline and len(list((tmp_path / "runs").glob("*.parquet"))) < 3:
         time.sleep(0.05)

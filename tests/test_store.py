@@ -5,6 +5,7 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 import pytest
+
 from core import store as st
 from core.config import ModelConfig, TaskConfig, TrainConfig
 from core.sweep import Job, summary
@@ -16,15 +17,21 @@ from core.train import train_ensemble
 def trained():
     task = TaskConfig("sort", eval_size=32)
     t = make_task(task)
-    job = Job(ModelConfig(attention="stacked", d_model=16, n_heads=2, vocab_size=t.vocab_size, max_len=t.seq_len),
-              task, TrainConfig(steps=10, eval_every=5), (0,))  # fmt: skip
+    job = Job(
+        ModelConfig(attention="stacked", d_model=16, n_heads=2, vocab_size=t.vocab_size, max_len=t.seq_len),
+        task,
+        TrainConfig(steps=10, eval_every=5),
+        (0,),
+    )
     return job, train_ensemble(job.model, job.task, job.train, [0], "cpu")[0]
 
 
 def write(store, job, result):
     rid = job.run_ids()[0]
     metrics = pd.DataFrame(result.metrics, columns=["step", "metric", "value"])
-    st.write_run(store, summary(job, 0, rid, result, "pytest"), metrics, result.head_weights, result.patterns, result.examples)
+    st.write_run(
+        store, summary(job, 0, rid, result, "pytest"), metrics, result.head_weights, result.patterns, result.examples
+    )
     return rid
 
 
@@ -35,7 +42,9 @@ def test_round_trip(tmp_path, trained):
     assert len(runs) == 1 and set(st.RUN_COLUMNS) <= set(runs.columns)
     row = runs.iloc[0]
     assert (row.run_id, row.attention, row.task, row.seed, row.status) == (rid, "stacked", "sort", 0, "ok")
-    assert row.params_total == sum(row[c] for c in runs.columns if c.startswith("params_") and c not in ("params_total",))
+    assert row.params_total == sum(
+        row[c] for c in runs.columns if c.startswith("params_") and c not in ("params_total",)
+    )
     assert row.eval_acc == pytest.approx(result.final["eval_acc"])
     metrics = st.load_metrics(tmp_path)
     assert set(metrics.metric) >= {"train_loss", "eval_loss", "eval_acc", "wall_time"}

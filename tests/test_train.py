@@ -59,7 +59,10 @@ def test_divergent_member_is_stopped_and_marked():
 
 
 def test_should_stop_cancels_without_results():
-    assert train_ensemble(model_cfg(), TASK, TrainConfig(steps=40, eval_every=10), [0], "cpu", should_stop=lambda: True) is None
+    assert (
+        train_ensemble(model_cfg(), TASK, TrainConfig(steps=40, eval_every=10), [0], "cpu", should_stop=lambda: True)
+        is None
+    )
 
 
 def test_lr_schedule_warms_up_then_decays():

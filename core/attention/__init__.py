@@ -42,7 +42,9 @@ def build(name: str, d_model: int, n_heads: int, d_head: int | None = None, n_kv
     return get(name)(*resolve(name, d_model, n_heads, d_head, n_kv_heads))
 
 
-def count_params(name: str, d_model: int, n_heads: int, d_head: int | None = None, n_kv_heads: int | None = None) -> int:
+def count_params(
+    name: str, d_model: int, n_heads: int, d_head: int | None = None, n_kv_heads: int | None = None
+) -> int:
     """The analytic attention parameter count; equals sum(p.numel()) of `build(...)`."""
     return get(name).count_params(*resolve(name, d_model, n_heads, d_head, n_kv_heads))
 

@@ -4,6 +4,7 @@ from .base import Attention, init_param
 
 
 class GQA(Attention):
+    formula = "2·D·H·r + 2·D·G·r"
     takes_kv_heads = True
 
     @classmethod

@@ -4,6 +4,7 @@ from .gqa import GQA
 
 
 class MQA(GQA):
+    formula = "2·D·H·r + 2·D·r"
     takes_kv_heads = False
 
     @classmethod

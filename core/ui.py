@@ -1,0 +1,217 @@
+"""Streamlit helpers the pages share: cached store loaders, URL-synced widgets, CSV downloads, empty state.
+
+Nothing here trains or imports torch; it reads the store through core.store and core.analysis.
+"""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from . import analysis
+from . import store as st_store
+from .cli import BUNDLED_SWEEP
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLED = ROOT / "data"
+
+
+# ---- the store, cached -------------------------------------------------------------------
+def fingerprint(store) -> tuple:
+    """Changes whenever a run, bench or pretrained file is added or replaced: the cache key."""
+    files = [p for sub in ("runs", "bench", "pretrained") for p in sorted((Path(store) / sub).glob("*.parquet"))]
+    return len(files), max((p.stat().st_mtime_ns for p in files), default=0)
+
+
+@st.cache_data(show_spinner=False)
+def _runs(store: str, fp: tuple) -> pd.DataFrame:
+    return st_store.load_runs(store)
+
+
+@st.cache_data(show_spinner=False)
+def _metrics(store: str, run_ids: tuple, fp: tuple) -> pd.DataFrame:
+    return st_store.load_metrics(store, run_ids)
+
+
+@st.cache_data(show_spinner="Computing similarity metrics…")
+def _head_metrics(store: str, run_ids: tuple, fp: tuple) -> pd.DataFrame:
+    frames = [analysis.metrics_frame(st_store.load_head_weights(store, rid), run_id=rid) for rid in run_ids]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+@st.cache_data(show_spinner="Computing singular values…")
+def _spectra(store: str, run_ids: tuple, fp: tuple) -> pd.DataFrame:
+    frames = [analysis.spectra_frame(st_store.load_head_weights(store, rid), run_id=rid) for rid in run_ids]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+@st.cache_data(show_spinner=False)
+def _named(store: str, kind: str, fp: tuple) -> pd.DataFrame:
+    return st_store.load_named(store, kind)
+
+
+def runs(store) -> pd.DataFrame:
+    return _runs(str(store), fingerprint(store))
+
+
+def _store() -> str:
+    return selection()["store"]
+
+
+def metrics(run_ids) -> pd.DataFrame:
+    """Tidy metric rows of these runs in the sidebar's store."""
+    return _metrics(_store(), tuple(sorted(run_ids)), fingerprint(_store()))
+
+
+def head_metrics(run_ids) -> pd.DataFrame:
+    """Similarity metrics (run_id, layer, head, metric, value) of these runs' final weights."""
+    return _head_metrics(_store(), tuple(sorted(run_ids)), fingerprint(_store()))
+
+
+def spectra(run_ids) -> pd.DataFrame:
+    return _spectra(_store(), tuple(sorted(run_ids)), fingerprint(_store()))
+
+
+def named(kind: str) -> pd.DataFrame:
+    """The sidebar store's bench/ or pretrained/ tables."""
+    return _named(_store(), kind, fingerprint(_store()))
+
+
+@st.cache_data(show_spinner=False)
+def _head_weights(store: str, run_id: str, fp: tuple) -> list[dict]:
+    return st_store.load_head_weights(store, run_id)
+
+
+def head_weights(run_id: str) -> list[dict]:
+    return _head_weights(_store(), run_id, fingerprint(_store()))
+
+
+@st.cache_data(show_spinner=False)
+def _patterns(store: str, run_id: str, fp: tuple):
+    return st_store.load_patterns(store, run_id)
+
+
+def patterns(run_id: str):
+    return _patterns(_store(), run_id, fingerprint(_store()))
+
+
+@st.cache_data(show_spinner=False)
+def random_baseline(d_model: int, d_head: int) -> pd.DataFrame:
+    return analysis.random_baseline(d_model, d_head)
+
+
+# ---- the selection the sidebar made --------------------------------------------------------
+def selection() -> dict:
+    return st.session_state.get("selection", {"store": str(BUNDLED), "tasks": [], "attentions": [], "size": None})
+
+
+def selected_runs() -> pd.DataFrame:
+    """Runs of the sidebar's store, tasks, parameterizations and model size."""
+    sel = selection()
+    df = runs(sel["store"])
+    if df.empty:
+        return df
+    df = df[df.task.isin(sel["tasks"]) & df.attention.isin(sel["attentions"])]
+    if sel["size"]:
+        df = df[df.apply(size_label, axis=1) == sel["size"]]
+    return df
+
+
+def size_label(row) -> str:
+    mlp = "" if row["mlp"] else ", attention-only"
+    return f"{row['n_layers']}L d_model={row['d_model']} H={row['n_heads']}{mlp}"
+
+
+# ---- widgets whose value lives in the URL ----------------------------------------------------
+def _from_url(key: str, default, options=None, multi=False):
+    if key in st.session_state:  # keep the user's choice, minus options that no longer exist
+        if options is not None:
+            current = st.session_state[key]
+            if multi:
+                st.session_state[key] = [v for v in current if v in options]
+            elif current not in options:
+                st.session_state[key] = default
+        return
+    raw = st.query_params.get(key)
+    value = default
+    if raw is not None:
+        if multi:
+            value = [v for v in raw.split(",") if options is None or v in options]
+        elif isinstance(default, bool):
+            value = raw == "1"
+        elif isinstance(default, int | float) and not isinstance(default, bool):
+            try:
+                value = type(default)(raw)
+            except ValueError:
+                value = default
+        elif options is None or raw in options:
+            value = raw
+    st.session_state[key] = value
+
+
+def _to_url(key: str, value) -> None:
+    if isinstance(value, list | tuple):
+        value = ",".join(map(str, value))
+    elif isinstance(value, bool):
+        value = "1" if value else "0"
+    st.query_params[key] = str(value)
+
+
+def url_widget(widget, label: str, key: str, default, options=None, multi=False, **kw):
+    """A widget initialised from st.query_params[key] and written back, so a pasted link restores it."""
+    _from_url(key, default, options, multi)
+    args = (label, options) if options is not None else (label,)
+    value = widget(*args, key=key, **kw)
+    _to_url(key, value)
+    return value
+
+
+# ---- output helpers ----------------------------------------------------------------------------
+def download(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
+    """A CSV of exactly the data shown."""
+    st.download_button(
+        label, df.to_csv(index=False).encode(), file_name=f"{name}.csv", mime="text/csv", key=f"csv-{name}"
+    )
+
+
+def chart(fig, data: pd.DataFrame, name: str) -> None:
+    st.plotly_chart(fig, width="stretch", key=f"fig-{name}")
+    download(data, name)
+
+
+def require_runs(df: pd.DataFrame) -> bool:
+    """Show the empty state (never a traceback) when there is nothing to plot."""
+    if not df.empty:
+        return True
+    sel = selection()
+    if st_store.load_runs(sel["store"]).empty:
+        st.info(
+            f"No runs in `{sel['store']}` yet. Fill it with\n\n"
+            f"```bash\n{BUNDLED_SWEEP.replace('--store data', '--store ' + str(sel['store']))}\n```\n"
+            "or start a small sweep on the **Train** page."
+        )
+    else:
+        st.info("No runs match the sidebar's selection: pick at least one task and one parameterization.")
+    return False
+
+
+def fmt_mean_std(mean: pd.Series, std: pd.Series, digits: int = 3) -> pd.Series:
+    std = std.fillna(0.0)
+    return pd.Series([f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(mean, std)], index=mean.index)
+
+
+def is_read_only(store) -> bool:
+    """Streamlit Community Cloud, an explicit opt-out, or a store we cannot write to."""
+    cloud = os.environ.get("HOME") == "/home/appuser" or str(ROOT).startswith("/mount/src")
+    if cloud or os.environ.get("ATTENTION_LAB_READONLY") == "1":
+        return True
+    path = Path(store)
+    while not path.exists():
+        path = path.parent
+    return not os.access(path, os.W_OK)
+
+
+def seed_band(values: np.ndarray) -> str:
+    return f"{np.nanmean(values):.3f} ± {np.nanstd(values):.3f}"

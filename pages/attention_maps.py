@@ -1,0 +1,60 @@
+"""Attention maps: every layer and head's pattern on a stored task example, per parameterization."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import plots, ui
+
+st.title("Attention maps")
+st.markdown(
+    "The attention pattern of each head on held-out examples, computed at the end of training from each "
+    "layer's W_QK on its real input. Rows are parameterizations, columns heads; query positions run down, keys "
+    "across. Symmetric scores (tied_qk, tied_qkv, identity) make x_i·W·x_i large, so they lean on the diagonal."
+)
+runs = ui.selected_runs()
+runs = runs[runs.status == "ok"]
+if not ui.require_runs(runs):
+    st.stop()
+
+c = st.columns(4)
+task = ui.url_widget(c[0].selectbox, "Task", "am_task", runs.task.iloc[0], options=list(dict.fromkeys(runs.task)))
+seeds = sorted(runs[runs.task == task].seed.unique().tolist())
+seed = ui.url_widget(c[1].selectbox, "Seed", "am_seed", seeds[0], options=seeds)
+sel = runs[(runs.task == task) & (runs.seed == seed)]
+loaded = {r.attention: ui.patterns(r.run_id) for r in sel.itertuples()}
+loaded = {k: v for k, v in loaded.items() if v[0] is not None}
+if not loaded:
+    st.info("These runs stored no attention patterns.")
+    st.stop()
+any_p, any_x = next(iter(loaded.values()))
+layer = ui.url_widget(c[2].selectbox, "Layer", "am_layer", 0, options=list(range(any_p.shape[0])))
+example = ui.url_widget(c[3].selectbox, "Example", "am_ex", 0, options=list(range(any_p.shape[1])))
+st.code(" ".join(map(str, any_x[example].tolist())), language=None)
+st.caption("The example's token ids (the task's held-out set, identical for every run).")
+
+grid = {name: p[layer, example] for name, (p, _) in loaded.items()}  # name -> (H, T, T)
+long = pd.DataFrame(
+    [
+        {"attention": n, "head": h, "query": q, "key": k, "weight": float(w)}
+        for n, g in grid.items()
+        for h in range(g.shape[0])
+        for (q, k), w in np.ndenumerate(g[h])
+    ]
+)
+ui.chart(plots.attention_grid(grid, [str(t) for t in any_x[example].tolist()]), long, f"maps-{task}-s{seed}-L{layer}")
+
+st.subheader("How much attention stays on the diagonal")
+diag = pd.DataFrame(
+    [
+        {"attention": n, "layer": L, "self-attention weight": float(np.mean(np.diagonal(p[L], axis1=-2, axis2=-1)))}
+        for n, (p, _) in loaded.items()
+        for L in range(p.shape[0])
+    ]
+)
+table = diag.pivot_table(index="attention", columns="layer", values="self-attention weight")
+table = table.loc[plots.ordered(table.index)]
+table.columns = [f"layer {c}" for c in table.columns]
+st.dataframe(table.round(3), width="stretch")
+ui.download(diag, f"diagonal-{task}-s{seed}")
+st.caption("Mean weight a position puts on itself, over heads, positions and the stored examples.")

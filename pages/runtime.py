@@ -1,0 +1,60 @@
+"""Runtime: seconds per training step and tokens/s from the runs, and the forward+backward micro-benchmark."""
+
+import streamlit as st
+
+from core import plots, ui
+
+REFERENCE = "nn.MultiheadAttention"
+
+st.title("Runtime")
+st.markdown(
+    "Is the redundant projection 'only more time'? What does a full-rank bilinear score cost? "
+    "Training numbers come from the runs; per-layer numbers from `python -m core bench`."
+)
+runs = ui.selected_runs()
+if not ui.require_runs(runs):
+    st.stop()
+
+st.subheader("Training, from the runs")
+y = ui.url_widget(
+    st.radio, "Measure", "rt_y", "seconds_per_step", options=["seconds_per_step", "tokens_per_s"], horizontal=True
+)
+per = runs.groupby(["task", "attention"], sort=False)[y].agg(["mean", "std"]).reset_index().rename(columns={"mean": y})
+per = per.fillna({"std": 0.0})
+ui.chart(plots.bars_by_attention(per, y, facet="task", error="std"), per, f"runtime-{y}")
+st.caption(
+    "All seeds of a configuration train together as one vectorized ensemble, so the step time is the ensemble's. "
+    "Runs are measured on whatever machine made the store (see the sidebar's provenance); compare within a store."
+)
+
+st.subheader("One attention layer, forward + backward")
+bench = ui.named("bench")
+if bench.empty or "kind" not in bench or not (bench.kind == "attention").any():
+    st.info(
+        "No micro-benchmark results in this store. Produce them with\n\n```bash\npython -m core bench --store "
+        f"{ui.selection()['store']}\n```"
+    )
+    st.stop()
+b = bench[bench.kind == "attention"].copy()
+c = st.columns(3)
+metric = ui.url_widget(
+    c[0].selectbox,
+    "Measure",
+    "bm",
+    "ratio",
+    options=["ratio", "ms", "peak_mb"],
+    help="ratio: time relative to nn.MultiheadAttention at the same shape",
+)
+heads = ui.url_widget(c[1].selectbox, "n_heads", "bh", int(b.n_heads.max()), options=sorted(b.n_heads.unique()))
+x = ui.url_widget(c[2].selectbox, "x axis", "bx", "seq_len", options=["seq_len", "d_model"])
+facet = "d_model" if x == "seq_len" else "seq_len"
+b = b[(b.n_heads == heads) & b.attention.isin(ui.selection()["attentions"] + [REFERENCE, "sdpa"])]
+ours, ref = b[b.attention != REFERENCE], b[b.attention == REFERENCE]
+fig = plots.lines_by_attention(
+    ours, x, metric, facet=facet, log_x=True, log_y=metric != "ratio", reference=ref, reference_name=REFERENCE
+)
+ui.chart(fig, b.sort_values(["attention", facet, x]), f"bench-{metric}-H{heads}")
+st.caption(
+    "`sdpa` is bare F.scaled_dot_product_attention with the projections as plain matmuls; "
+    f"{REFERENCE} is PyTorch's own layer (batch_first, no bias). Ratios below 1 are faster than it."
+)

@@ -1,0 +1,124 @@
+"""Similarity: how alike are the learned W_Q, W_K, W_V, and how structured are W_QK and W_OV? (seed 002)"""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import analysis, plots, ui
+
+st.title("Learned-matrix similarity")
+st.markdown(
+    "Seed 002 asks why W_Q, W_K and W_V are not one matrix, and how similar they end up. Here are the final "
+    "weights of every selected run, per layer and head, next to the same metric for random Gaussian matrices "
+    "of the same shapes (computed, not typed in)."
+)
+runs = ui.selected_runs()
+runs = runs[runs.status == "ok"]
+if not ui.require_runs(runs):
+    st.stop()
+
+hm = ui.head_metrics(runs.run_id).merge(runs[["run_id", "attention", "task", "seed"]], on="run_id")
+c = st.columns([3, 2])
+metric = ui.url_widget(
+    c[0].selectbox,
+    "Metric",
+    "sim_metric",
+    "sym_QK",
+    options=list(analysis.METRICS),
+    format_func=lambda m: f"{m}: {analysis.METRICS[m]}",
+)
+task = ui.url_widget(c[1].selectbox, "Task", "sim_task", "all", options=["all", *dict.fromkeys(runs.task)])
+
+
+def of_task(df):
+    return df if task == "all" else df[df.task == task]
+
+
+d = of_task(hm[hm.metric == metric]).dropna(subset=["value"])
+D, r = int(runs.d_model.iloc[0]), int(runs.d_head.iloc[0])
+base = ui.random_baseline(D, r).set_index("metric")
+st.caption(
+    f"Random baseline for D={D}, r={r}: {base.loc[metric, 'mean']:.3f} ± {base.loc[metric, 'std']:.3f}. "
+    f"{'Invariant' if analysis.INVARIANT[metric] else 'Not invariant'} to a per-head change of basis."
+)
+if d.empty:
+    st.info(f"`{metric}` is not defined for the selected parameterizations (e.g. bilinear has no separate W_Q, W_K).")
+else:
+    per_head = d.groupby(["attention", "layer", "head"], as_index=False)["value"].mean()
+    lo, hi = (0, 1) if metric.startswith(("sym", "overlap")) else (None, None)
+    ui.chart(plots.head_heatmaps(per_head, zmin=lo, zmax=hi), per_head, f"heads-{metric}-{task}")
+    summary = d.groupby(["task", "attention"], sort=False)["value"].agg(["mean", "std"]).reset_index()
+    summary = summary.rename(columns={"mean": metric}).fillna({"std": 0.0})
+    baseline = dict.fromkeys(summary.task, base.loc[metric, "mean"])
+    ui.chart(plots.bars_by_attention(summary, metric, "task", error="std", baseline=baseline), summary, f"sum-{metric}")
+    st.caption("Bars: mean over layers, heads and seeds (± std). Dashed line: random matrices of the same shapes.")
+
+st.subheader("Which metrics survive a change of basis")
+st.markdown(
+    "Each head's function only depends on W_QK = W_Q W_Kᵀ and W_OV = W_V W_O, so W_Q A, W_K A⁻ᵀ (and W_V B, "
+    "B⁻¹ W_O) is the same head for any invertible A, B. A metric that changes under that is about the "
+    "parameterization's coordinates, not about what the head computes."
+)
+inv = pd.DataFrame(
+    {
+        "metric": list(analysis.METRICS),
+        "what it measures": list(analysis.METRICS.values()),
+        "invariant to W_Q A, W_K A⁻ᵀ": [analysis.INVARIANT[m] for m in analysis.METRICS],
+    }
+)
+st.dataframe(inv, hide_index=True, width="stretch")
+st.caption("Checked numerically by tests/test_analysis.py on random invertible A, B.")
+
+st.subheader("Singular-value spectra of W_QK and W_OV")
+sp = ui.spectra(runs.run_id).merge(runs[["run_id", "attention", "task"]], on="run_id")
+sp = of_task(sp)
+spec = sp.groupby(["attention", "matrix", "index"], as_index=False)["value"].mean()
+ui.chart(plots.spectra(spec), spec, f"spectra-{task}")
+er = of_task(hm[hm.metric.isin(["erank_QK", "erank_OV"])])
+er = er.groupby(["metric", "attention"], as_index=False)["value"].mean().rename(columns={"metric": "matrix"})
+er["random"] = er.matrix.map(lambda m: base.loc[m, "mean"])
+st.dataframe(er.pivot_table(index="attention", columns="matrix", values="value").round(2), width="stretch")
+ui.download(er, f"erank-{task}")
+st.caption(
+    f"σ_i / σ_1, mean over layers, heads and seeds. Standard's W_QK has rank ≤ r = {r}; bilinear's can reach "
+    f"D = {D}. Effective rank of random matrices of the same shapes: "
+    f"W_QK {base.loc['erank_QK', 'mean']:.1f}, W_OV {base.loc['erank_OV', 'mean']:.1f}."
+)
+
+st.subheader("Does stacked learn the same W_QK as standard?")
+pairs = []
+for (tk, seed), g in runs.groupby(["task", "seed"]):
+    ids = dict(zip(g.attention, g.run_id))
+    others = runs[(runs.task == tk) & (runs.attention == "standard") & (runs.seed != seed)]
+    for label, a, b in [
+        ("stacked vs standard, same seed", ids.get("stacked"), ids.get("standard")),
+        ("standard vs standard, other seed", ids.get("standard"), others.run_id.iloc[0] if len(others) else None),
+    ]:
+        if a and b:
+            wa, wb = ui.head_weights(a), ui.head_weights(b)
+            for layer in range(len(wa)):
+                pairs.append(
+                    {
+                        "task": tk,
+                        "seed": seed,
+                        "layer": layer,
+                        "pair": label,
+                        "similarity": analysis.head_match(wa[layer]["W_QK"], wb[layer]["W_QK"]),
+                    }
+                )
+if not pairs:
+    st.info("Select both `standard` and `stacked` (and at least two seeds) to compare their learned W_QK.")
+else:
+    pairs = pd.DataFrame(pairs)
+    rng = np.random.default_rng(0)
+    rand = np.mean(
+        [analysis.head_match(*(analysis.random_heads(D, r, 4, rng)["W_QK"] for _ in range(2))) for _ in range(8)]
+    )
+    summary = pairs.groupby(["task", "pair"], as_index=False)["similarity"].agg(["mean", "std"]).fillna(0.0)
+    st.dataframe(summary.pivot_table(index="task", columns="pair", values="mean").round(3), width="stretch")
+    ui.download(pairs, "stacked-vs-standard")
+    st.caption(
+        f"Per layer: for each head of one run, the best |cosine| of its flattened W_QK to any head of the other "
+        f"(head order is arbitrary); random matrices of these shapes give {rand:.3f}. W_QK is basis-free, so this "
+        "compares what the heads compute. Same-seed runs start from different weights (stacked has extra factors)."
+    )
