@@ -91,7 +91,7 @@ class TaskConfig(_Config):
 
 @dataclass(frozen=True)
 class TrainConfig(_Config):
-    steps: int = 1000
+    steps: int = 800  # standard reaches >= 95% eval accuracy on every task by then
     batch_size: int = 32
     lr: float = 3e-3
     warmup: int = 50  # linear warmup steps, then cosine decay to lr_min_ratio * lr

@@ -13,6 +13,7 @@ after its weights: a run exists once its parquet does, so a kill loses at most t
 import json
 import os
 import platform
+import subprocess
 import sys
 import warnings
 from datetime import UTC, datetime
@@ -68,7 +69,22 @@ def provenance(command: str | None = None) -> dict:
         "command": command or "python -m core " + " ".join(sys.argv[1:]),
         "versions": versions,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "git": _git_commit(),
     }
+
+
+def _git_commit() -> str | None:
+    """The code's commit, with '+dirty' for uncommitted changes; None outside a git checkout."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        run = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=5)  # noqa: E731
+        head = run("rev-parse", "--short", "HEAD")
+        if head.returncode:
+            return None
+        dirty = run("status", "--porcelain", "--untracked-files=no").stdout.strip()
+        return head.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 def _atomic(path: Path, write) -> None:
