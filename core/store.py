@@ -69,12 +69,15 @@ def provenance(command: str | None = None) -> dict:
         "command": command or "python -m core " + " ".join(sys.argv[1:]),
         "versions": versions,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "git": _git_commit(),
+        "git": _GIT,
     }
 
 
 def _git_commit() -> str | None:
-    """The code's commit, with '+dirty' for uncommitted changes; None outside a git checkout."""
+    """The code's commit, with '+dirty' for uncommitted changes; None outside a git checkout.
+
+    Read once, at import: that is the code this process runs, whatever changes on disk later.
+    """
     root = Path(__file__).resolve().parents[1]
     try:
         run = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=5)  # noqa: E731
@@ -110,6 +113,9 @@ def read_meta(path: Path) -> dict:
     if META_KEY not in meta:
         raise ValueError("no attention_lab metadata")
     return json.loads(meta[META_KEY])
+
+
+_GIT = _git_commit()
 
 
 # ---- runs --------------------------------------------------------------------------------

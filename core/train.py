@@ -8,6 +8,7 @@ gradient clipping is done per member (tests/test_train.py checks against trainin
 
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,6 +20,8 @@ from .config import ModelConfig, TaskConfig, TrainConfig
 from .model import Transformer
 from .tasks import make_task
 
+# Under vmap, CPU flash attention loops over ensemble members; measured no slower than the math path here.
+warnings.filterwarnings("ignore", message=".*batching rule for aten::_scaled_dot_product_flash_attention_for_cpu")
 N_PATTERN_EXAMPLES = 2  # eval examples whose attention patterns are kept for the Attention maps page
 
 
