@@ -88,15 +88,15 @@ def cmd_sweep(args, parser):
 
     from tqdm import tqdm
 
-    total = sum(len(j.seeds) for j in jobs)
-    bar = tqdm(total=total, unit="run", disable=args.quiet, desc="sweep")
+    steps = jobs[0].train.steps if jobs else 0
+    bar = tqdm(total=len(jobs) * steps, unit="step", disable=args.quiet, desc="sweep", smoothing=0.05)
 
     def on_job(job, n_missing):
         bar.set_postfix_str(f"{job.task.name}/{job.model.attention}")
-        bar.update(len(job.seeds) - n_missing)
+        if not n_missing:
+            bar.update(steps)
 
-    counts = sweep.run(args.store, jobs, args.device, on_job=on_job, on_step=None)
-    bar.update(total - bar.n)
+    counts = sweep.run(args.store, jobs, args.device, on_job=on_job, on_step=lambda _: bar.update(1))
     bar.close()
     runs = st.load_runs(args.store)
     wanted = {rid for j in jobs for rid in j.run_ids().values()}
@@ -111,6 +111,11 @@ def main(argv=None) -> int:
     parser = Parser(prog="python -m core", description="Train and compare attention parameterizations.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_sweep(sub)
+    from .bench import add_bench  # torch-heavy modules load only for the CLI
+    from .pretrained import add_pretrained
+
+    add_bench(sub)
+    add_pretrained(sub)
     args = parser.parse_args(argv)
     args.func(args, sub.choices[args.command])
     return 0

@@ -102,6 +102,11 @@ def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over seeds per (task, attention): what the CLI prints after a sweep."""
     if runs.empty:
         return runs
+    from .attention import ATTENTION
+    from .tasks import TASKS
+
+    order = {n: i for i, n in enumerate([*TASKS, *ATTENTION])}
+    runs = runs.sort_values(["task", "attention"], key=lambda col: col.map(order))
     g = runs.groupby(["task", "attention"], sort=False)
     out = g.agg(
         runs=("run_id", "count"),
