@@ -17,6 +17,7 @@ PAGES = [
     st.Page("pages/runtime.py", title="Runtime", icon=":material/timer:"),
     st.Page("pages/similarity.py", title="Similarity", icon=":material/compare:"),
     st.Page("pages/attention_maps.py", title="Attention maps", icon=":material/grid_on:"),
+    st.Page("pages/in_practice.py", title="In practice", icon=":material/public:"),
     st.Page("pages/train.py", title="Train", icon=":material/model_training:"),
 ]
 

@@ -107,10 +107,28 @@ def cmd_sweep(args, parser):
     )
 
 
+def add_summary(sub):
+    p = sub.add_parser("summary", help="final eval accuracy, mean ± std over seeds, per task x parameterization")
+    p.add_argument("--store", default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    p.add_argument("--markdown", action="store_true", help="a markdown table (as in README.md)")
+    p.set_defaults(func=cmd_summary)
+
+
+def cmd_summary(args, parser):
+    from . import store as st
+    from . import sweep
+
+    runs = st.load_runs(args.store)
+    if runs.empty:
+        parser.error(f"--store: no runs in {args.store!r}")
+    print(sweep.accuracy_table(runs, markdown=args.markdown))
+
+
 def main(argv=None) -> int:
     parser = Parser(prog="python -m core", description="Train and compare attention parameterizations.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_sweep(sub)
+    add_summary(sub)
     from .bench import add_bench  # torch-heavy modules load only for the CLI
     from .pretrained import add_pretrained
 

@@ -3,6 +3,8 @@
 One fixed colour per parameterization, and the registry's order as the legend order, everywhere.
 """
 
+import zlib
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -18,9 +20,15 @@ REFERENCE_COLOR = "#111111"  # nn.MultiheadAttention, random baselines
 
 
 def color(name: str) -> str:
+    """The parameterization's colour; pretrained models get their own, anything else a stable hash."""
+    from .pretrained import SOURCES  # light: torch loads only when a model is converted
+
     if name in COLORS:
         return COLORS[name]
-    return _EXTRA[sum(map(ord, name)) % len(_EXTRA)]  # stable for names outside the registry
+    models = [s.name for s in SOURCES]
+    if name in models:
+        return _EXTRA[models.index(name)]
+    return _EXTRA[len(models) + zlib.crc32(name.encode()) % (len(_EXTRA) - len(models))]
 
 
 def ordered(names) -> list[str]:
@@ -76,6 +84,8 @@ def loss_curves(df, metric, x="step", band="std", show_runs=False, smoothing=0.0
                 continue
             if band in ("std", "minmax"):
                 lo, hi = (b["mean"] - b["std"], b["mean"] + b["std"]) if band == "std" else (b["min"], b["max"])
+                if log_y:  # a log axis cannot show mean - std <= 0; the worst seed bounds the band there
+                    lo = np.maximum(lo, b["min"])
                 fig.add_trace(
                     go.Scatter(
                         x=np.r_[b[x], b[x][::-1]],
@@ -120,7 +130,8 @@ def loss_curves(df, metric, x="step", band="std", show_runs=False, smoothing=0.0
                 row=row,
                 col=col,
             )
-    fig.update_yaxes(type="log" if log_y else "linear", title_text=metric, col=1)
+    fig.update_yaxes(type="log" if log_y else "linear")
+    fig.update_yaxes(title_text=metric, col=1)
     fig.update_xaxes(title_text="wall time (s)" if x == "wall_time" else "step")
     return fig
 
@@ -185,7 +196,8 @@ def lines_by_attention(
                 col=col,
             )
     fig.update_xaxes(type="log" if log_x else "linear", title_text=x)
-    fig.update_yaxes(type="log" if log_y else "linear", title_text=y, col=1)
+    fig.update_yaxes(type="log" if log_y else "linear")
+    fig.update_yaxes(title_text=y, col=1)
     return fig
 
 
@@ -216,7 +228,8 @@ def bars_by_attention(
             )
         if baseline and f in baseline:
             fig.add_hline(y=baseline[f], line=dict(color=REFERENCE_COLOR, dash="dash"), row=row, col=col)
-    fig.update_yaxes(type="log" if log_y else "linear", title_text=y, col=1)
+    fig.update_yaxes(type="log" if log_y else "linear")
+    fig.update_yaxes(title_text=y, col=1)
     fig.update_layout(showlegend=True, bargap=0.25)
     return fig
 

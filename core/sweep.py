@@ -117,3 +117,16 @@ def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
         s_per_step=("seconds_per_step", "mean"),
     )
     return out.reset_index()
+
+
+def accuracy_table(runs: pd.DataFrame, markdown: bool = False) -> str:
+    """Final eval accuracy as mean ± std over seeds: tasks as rows, parameterizations as columns."""
+    table = summary_table(runs[runs.status == "ok"])
+    table["cell"] = [f"{m:.3f} ± {0.0 if pd.isna(s) else s:.3f}" for m, s in zip(table.eval_acc, table.eval_acc_std)]
+    wide = table.pivot(index="task", columns="attention", values="cell")
+    wide = wide.loc[list(dict.fromkeys(table.task)), list(dict.fromkeys(table.attention))]
+    if not markdown:
+        return wide.to_string()
+    lines = ["| task | " + " | ".join(wide.columns) + " |", "|---" * (len(wide.columns) + 1) + "|"]
+    lines += [f"| {task} | " + " | ".join(row) + " |" for task, row in wide.iterrows()]
+    return "\n".join(lines)

@@ -13,7 +13,7 @@ runs = ui.selected_runs()
 if not ui.require_runs(runs):
     st.stop()
 
-c = st.columns([2, 2, 2, 3, 1, 1])
+c = st.columns([2, 2, 2, 3, 1.2, 1.6])
 metric = ui.url_widget(
     c[0].selectbox, "Metric", "metric", "eval_loss", options=["eval_loss", "eval_acc", "train_loss", "tokens_per_s"]
 )
@@ -21,7 +21,7 @@ x = ui.url_widget(c[1].selectbox, "x axis", "x", "step", options=["step", "wall_
 band = ui.url_widget(c[2].selectbox, "Band across seeds", "band", "std", options=["std", "minmax", "none"])
 smoothing = ui.url_widget(c[3].slider, "EMA smoothing", "smooth", 0.0, min_value=0.0, max_value=0.99, step=0.01)
 log_y = ui.url_widget(c[4].toggle, "log y", "logy", metric != "eval_acc")
-show_runs = ui.url_widget(c[5].toggle, "seeds", "seeds", False, help="show every seed's run")
+show_runs = ui.url_widget(c[5].toggle, "each seed", "seeds", False, help="draw every seed's run too")
 
 tidy = ui.metrics(runs.run_id.unique())
 m, wall = tidy[tidy.metric == metric], tidy[tidy.metric == "wall_time"]

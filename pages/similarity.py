@@ -48,6 +48,7 @@ else:
     lo, hi = (0, 1) if metric.startswith(("sym", "overlap")) else (None, None)
     ui.chart(plots.head_heatmaps(per_head, zmin=lo, zmax=hi), per_head, f"heads-{metric}-{task}")
     summary = d.groupby(["task", "attention"], sort=False)["value"].agg(["mean", "std"]).reset_index()
+    summary = summary.sort_values("task", key=lambda t: t.map(ui.selection()["tasks"].index), kind="stable")
     summary = summary.rename(columns={"mean": metric}).fillna({"std": 0.0})
     baseline = dict.fromkeys(summary.task, base.loc[metric, "mean"])
     ui.chart(plots.bars_by_attention(summary, metric, "task", error="std", baseline=baseline), summary, f"sum-{metric}")

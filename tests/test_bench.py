@@ -1,0 +1,20 @@
+"""`python -m core bench --quick` runs and writes well-formed results (no timing is asserted)."""
+
+from core import store as st
+from core.attention import ATTENTION
+from core.bench import REFERENCE
+from core.cli import main
+
+
+def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
+    assert main(["bench", "--quick", "--store", str(tmp_path)]) == 0
+    assert "relative to nn.MultiheadAttention" in capsys.readouterr().out
+    df = st.load_named(tmp_path, "bench")
+    att = df[df.kind == "attention"]
+    assert set(att.attention) == {*ATTENTION, "sdpa", REFERENCE}
+    assert (att.ms > 0).all() and (att.peak_mb > 0).all()
+    assert (att[att.attention == REFERENCE].ratio == 1.0).all()
+    tr = df[df.kind == "training"]
+    assert set(tr.attention) == {"standard", "identity"}
+    assert (tr.max_loss_diff < 1e-4).all() and (tr.speedup > 0).all() and (tr.utilisation > 0).all()
+    assert st.read_meta(tmp_path / "bench" / "attention.parquet")["quick"] is True

@@ -1,0 +1,85 @@
+"""One real browser pass: serve the app, open every page in Debian's headless chromium, no exception box.
+
+Screenshots go to $SCREENSHOT_DIR (docs/screenshots for the README) or the test's tmp dir.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+PAGES = ["", "loss_curves", "parameters", "runtime", "similarity", "attention_maps", "in_practice", "train"]
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+pytestmark = pytest.mark.browser
+
+
+def chromium_or_skip():
+    if Path(CHROMIUM).exists() and shutil.which("chromium"):
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{CHROMIUM} is missing under CI: .ci/run installs Debian's chromium")
+    pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium); CI runs this test")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    chromium_or_skip()
+    port = free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not come up")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def test_every_page_renders_in_a_real_browser(server, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    shots = Path(os.environ.get("SCREENSHOT_DIR", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        for path in PAGES:
+            page.goto(f"{server}/{path}", wait_until="networkidle")
+            page.wait_for_selector("[data-testid='stSidebar']", timeout=90_000)
+            page.wait_for_selector("h1", timeout=90_000)
+            page.wait_for_timeout(500)
+            # the status widget (running man, "Stop") exists only while the script runs
+            page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=120_000)
+            if path in ("loss_curves", "similarity", "parameters", "attention_maps"):
+                page.wait_for_selector(".js-plotly-plot", timeout=90_000)
+            page.wait_for_timeout(1500)  # let plotly finish drawing before the screenshot
+            page.screenshot(path=str(shots / f"{path or 'overview'}.png"))
+            assert "Parameterizations" in page.locator("[data-testid='stSidebar']").inner_text()
+            errors = page.locator("[data-testid='stException']")
+            assert errors.count() == 0, f"{path or 'overview'}: {errors.first.inner_text()[:500]}"
+        browser.close()
