@@ -82,19 +82,36 @@ def memory_mb(module: nn.Module, x: torch.Tensor) -> float:
     return (2 * params + sum(saved) + out.numel() * out.element_size()) / 2**20
 
 
-def time_fwd_bwd(module: nn.Module, x: torch.Tensor, min_run_time: float) -> float:
-    """Median seconds of one forward+backward (torch.utils.benchmark: warm-up, repeats, median)."""
-
+def fwd_bwd(module: nn.Module, x: torch.Tensor):
     def step():
         module.zero_grad(set_to_none=True)
         x.grad = None
         module(x).sum().backward()
 
-    timer = benchmark.Timer(stmt="step()", globals={"step": step}, num_threads=torch.get_num_threads())
-    return timer.blocked_autorange(min_run_time=min_run_time).median
+    return step
 
 
-def attention_bench(grid: dict, device, min_run_time: float = 0.2, log=print) -> pd.DataFrame:
+def layer_flops(module: nn.Module, x: torch.Tensor) -> int:
+    """FLOPs of one forward+backward, counted by torch's FlopCounterMode."""
+    with FlopCounterMode(display=False) as counter:
+        fwd_bwd(module, x)()
+    return counter.get_total_flops()
+
+
+def round_robin(steps: dict, rounds: int, min_time: float) -> dict[str, float]:
+    """Median seconds per call of each step, measured in alternating rounds so drift hits all alike."""
+    timers = {
+        n: benchmark.Timer("step()", globals={"step": f}, num_threads=torch.get_num_threads()) for n, f in steps.items()
+    }
+    number = {n: max(1, int(min_time / t.timeit(2).median)) for n, t in timers.items()}  # also warms up
+    names, samples = list(steps), {n: [] for n in steps}
+    for r in range(rounds):
+        for n in names[r % len(names) :] + names[: r % len(names)]:
+            samples[n].append(timers[n].timeit(number[n]).median)
+    return {n: float(torch.tensor(v).median()) for n, v in samples.items()}
+
+
+def attention_bench(grid: dict, device, rounds: int = 7, min_time: float = 0.03, log=print) -> pd.DataFrame:
     names = [*attention.ATTENTION, "sdpa", REFERENCE]
     rows = []
     for D in grid["d_model"]:
@@ -104,15 +121,21 @@ def attention_bench(grid: dict, device, min_run_time: float = 0.2, log=print) ->
                     continue
                 torch.manual_seed(0)
                 x = torch.randn(max(1, TOKENS // T), T, D, device=device, requires_grad=True)
-                for name in names:
-                    m = layer(name, D, H).to(device)
-                    rows.append({"kind": "attention", "attention": name, "d_model": D, "seq_len": T, "n_heads": H,
-                                 "batch": x.shape[0], "ms": 1e3 * time_fwd_bwd(m, x, min_run_time),
+                mods = {n: layer(n, D, H).to(device) for n in names}
+                secs = round_robin({n: fwd_bwd(m, x) for n, m in mods.items()}, rounds, min_time)
+                for n, m in mods.items():
+                    rows.append({"kind": "attention", "attention": n, "d_model": D, "seq_len": T, "n_heads": H,
+                                 "batch": x.shape[0], "ms": 1e3 * secs[n], "gflop": layer_flops(m, x) / 1e9,
                                  "peak_mb": memory_mb(m, x)})  # fmt: skip
-                log(f"attention D={D} T={T} H={H} done")
+                log(f"attention D={D} T={T} H={H}: standard {secs['standard'] / secs[REFERENCE]:.2f}x {REFERENCE}")
     df = pd.DataFrame(rows)
-    ref = df[df.attention == REFERENCE].set_index(["d_model", "seq_len", "n_heads"])["ms"]
-    df["ratio"] = df.ms / df.set_index(["d_model", "seq_len", "n_heads"]).index.map(ref).to_numpy()
+    key = ["d_model", "seq_len", "n_heads"]
+    by_point = df.set_index(key)
+    ref = by_point[by_point.attention == REFERENCE]["ms"]
+    std = by_point[by_point.attention == "standard"]
+    df["ratio"] = df.ms / by_point.index.map(ref).to_numpy()
+    # time per FLOP relative to standard's: above 1 means slower than its own arithmetic explains
+    df["ms_per_gflop_vs_standard"] = (df.ms / df.gflop) / by_point.index.map(std.ms / std.gflop).to_numpy()
     return df
 
 
@@ -161,11 +184,34 @@ def training_bench(attentions, task: str, seeds: int, train: TrainConfig, device
     return pd.DataFrame(rows)
 
 
+def profile_training(device, steps: int = 30, rows: int = 12) -> str:
+    """torch.profiler's top operators for the default model's training steps: ensemble of 3, then plain."""
+    from torch.profiler import ProfilerActivity, profile
+
+    task_cfg = TaskConfig("associative_recall")
+    t = make_task(task_cfg)
+    cfg = ModelConfig(vocab_size=t.vocab_size, max_len=t.seq_len)
+    train = TrainConfig(steps=steps, eval_every=10_000)
+    out = []
+    runs = {
+        "ensemble of 3 (vmap)": lambda: train_ensemble(cfg, task_cfg, train, [0, 1, 2], device),
+        "plain loop, 3 runs": lambda: [train_plain(cfg, task_cfg, train, s, device) for s in range(3)],
+    }
+    for label, fn in runs.items():  # fmt: skip
+        fn()  # warm-up
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            fn()
+        table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows, max_name_column_width=40)
+        out.append(f"== {label}, {steps} steps ==\n{table}")
+    return "\n".join(out)
+
+
 def add_bench(sub):
     p = sub.add_parser("bench", help="benchmark attention layers, the training engine and utilisation")
     p.add_argument("--store", default="store", help="store directory for the results (default store/)")
     p.add_argument("--quick", action="store_true", help="a tiny grid (seconds): for tests and a smoke check")
     p.add_argument("--skip-training", action="store_true", help="only the attention micro-benchmark")
+    p.add_argument("--profile", action="store_true", help="also print where a training step's time goes")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     p.set_defaults(func=cmd_bench)
 
@@ -174,13 +220,17 @@ def cmd_bench(args, parser):
     if args.device not in (None, "cpu", "cuda"):
         parser.error(f"--device: unknown {args.device!r}; allowed: cpu, cuda")
     device = torch.device(args.device) if args.device else default_device()
-    grid, min_t = (QUICK_GRID, 0.01) if args.quick else (FULL_GRID, 0.2)
+    grid, rounds = (QUICK_GRID, 2) if args.quick else (FULL_GRID, 7)
     meta = {"device": str(device), "threads": torch.get_num_threads(), "quick": args.quick}
-    att = attention_bench(grid, device, min_t)
+    att = attention_bench(grid, device, rounds)
     st.write_named(args.store, "bench", "attention", att, meta)
-    worst = att[att.attention != REFERENCE].groupby("attention")["ratio"].agg(["median", "max"])
-    print("forward+backward time relative to nn.MultiheadAttention (median and worst over the grid):")
-    print(worst.round(2).to_string())
+    g = att[att.attention != REFERENCE].groupby("attention", sort=False)
+    table = pd.DataFrame({"median": g.ratio.median(), "worst": g.ratio.max(), "flops_vs_standard": g.gflop.sum()
+                          / att[att.attention == "standard"].gflop.sum(), "time_per_flop_vs_standard":
+                          g.ms_per_gflop_vs_standard.median()})  # fmt: skip
+    print("forward+backward time relative to nn.MultiheadAttention (median and worst over the grid),")
+    print("FLOPs relative to standard, and time per FLOP relative to standard (median):")
+    print(table.round(2).to_string())
     if not args.skip_training:
         train = TrainConfig(steps=20 if args.quick else 150, eval_every=10_000)
         names = ["standard", "identity"] if args.quick else ["standard", "stacked", "bilinear", "tied_qk", "mqa"]
@@ -188,3 +238,5 @@ def cmd_bench(args, parser):
         st.write_named(args.store, "bench", "training", tr, meta)
         cols = ["attention", "engine_runs_per_min", "plain_runs_per_min", "speedup", "max_loss_diff", "utilisation"]
         print(tr[cols].round(4).to_string(index=False))
+    if args.profile:
+        print(profile_training(device))
