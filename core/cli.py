@@ -101,7 +101,19 @@ def cmd_sweep(args, parser):
     runs = st.load_runs(args.store)
     wanted = {rid for j in jobs for rid in j.run_ids().values()}
     table = sweep.summary_table(runs[runs.run_id.isin(wanted)])
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    cols = [
+        "task",
+        "attention",
+        "seeds",
+        "eval_acc",
+        "eval_acc_std",
+        "eval_loss",
+        "params_attention",
+        "seconds_per_step",
+    ]
+    print(
+        table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}") if not table.empty else "no finished runs"
+    )
     print(
         f"trained {counts['trained']} runs ({counts['diverged']} diverged), skipped {counts['skipped']} already stored"
     )

@@ -7,17 +7,38 @@ SOLVED = 0.95  # eval accuracy that counts as solving a task
 LOSS_TOL = 0.01  # absolute eval-loss difference too small to matter (both near zero)
 
 
-def per_config(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std and count over seeds per (attention, task) of the finished runs."""
+def summary(runs: pd.DataFrame, tasks: list[str], attentions: list[str]) -> pd.DataFrame:
+    """Per (task, attention) over the finished runs' seeds: counts, eval loss and accuracy mean and std,
+    parameter counts and seconds per step, in the given task and parameterization order."""
     ok = runs[runs.status == "ok"]
-    g = ok.groupby(["attention", "task"])
-    return g.agg(
-        loss=("eval_loss", "mean"),
-        loss_std=("eval_loss", "std"),
-        acc=("eval_acc", "mean"),
-        acc_std=("eval_acc", "std"),
-        n=("seed", "count"),
-    ).fillna(0.0)
+    if ok.empty:
+        return pd.DataFrame()
+    order = {n: i for i, n in enumerate([*tasks, *attentions])}
+    ok = ok.sort_values(["task", "attention"], key=lambda col: col.map(order), kind="stable")
+    out = ok.groupby(["task", "attention"], sort=False).agg(
+        seeds=("seed", "count"),
+        eval_loss=("eval_loss", "mean"),
+        eval_loss_std=("eval_loss", "std"),
+        eval_acc=("eval_acc", "mean"),
+        eval_acc_std=("eval_acc", "std"),
+        params_attention=("params_attention", "first"),
+        params_total=("params_total", "first"),
+        seconds_per_step=("seconds_per_step", "mean"),
+    )
+    return out.fillna({"eval_loss_std": 0.0, "eval_acc_std": 0.0}).reset_index()
+
+
+def per_config(runs: pd.DataFrame) -> pd.DataFrame:
+    """summary() indexed by (attention, task), with the short names compare_to uses."""
+    s = summary(runs, sorted(set(runs.task)), sorted(set(runs.attention)))
+    short = {
+        "eval_loss": "loss",
+        "eval_loss_std": "loss_std",
+        "eval_acc": "acc",
+        "eval_acc_std": "acc_std",
+        "seeds": "n",
+    }
+    return s.rename(columns=short).set_index(["attention", "task"])
 
 
 def same_within_noise(a: pd.Series, b: pd.Series) -> bool:

@@ -99,29 +99,17 @@ def run(
 
 
 def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std over seeds per (task, attention): what the CLI prints after a sweep."""
-    if runs.empty:
-        return runs
+    """Mean and std over seeds per (task, attention), in registry order: what the CLI prints."""
     from .attention import ATTENTION
+    from .findings import summary
     from .tasks import TASKS
 
-    order = {n: i for i, n in enumerate([*TASKS, *ATTENTION])}
-    runs = runs.sort_values(["task", "attention"], key=lambda col: col.map(order))
-    g = runs.groupby(["task", "attention"], sort=False)
-    out = g.agg(
-        runs=("run_id", "count"),
-        eval_acc=("eval_acc", "mean"),
-        eval_acc_std=("eval_acc", "std"),
-        eval_loss=("eval_loss", "mean"),
-        params_attention=("params_attention", "first"),
-        s_per_step=("seconds_per_step", "mean"),
-    )
-    return out.reset_index()
+    return summary(runs, list(TASKS), list(ATTENTION))
 
 
 def accuracy_table(runs: pd.DataFrame, markdown: bool = False) -> str:
     """Final eval accuracy as mean ± std over seeds: tasks as rows, parameterizations as columns."""
-    table = summary_table(runs[runs.status == "ok"])
+    table = summary_table(runs)
     table["cell"] = [f"{m:.3f} ± {0.0 if pd.isna(s) else s:.3f}" for m, s in zip(table.eval_acc, table.eval_acc_std)]
     wide = table.pivot(index="task", columns="attention", values="cell")
     wide = wide.loc[list(dict.fromkeys(table.task)), list(dict.fromkeys(table.attention))]

@@ -19,9 +19,13 @@ class Task:
         self.cfg = cfg
         self.n, self.L = cfg.n_symbols, cfg.length
 
+    distinct = False  # True: a sequence holds `length` different symbols, so length <= n_symbols
+
     @classmethod
     def check(cls, cfg: TaskConfig) -> None:
         """Raise a one-line ValueError for sizes the task cannot use."""
+        if cls.distinct and cfg.length > cfg.n_symbols:
+            raise ValueError(f"length: at most n_symbols={cfg.n_symbols} distinct symbols, got {cfg.length}")
 
     vocab_size: int
     seq_len: int
@@ -54,11 +58,7 @@ class AssociativeRecall(Task):
 
     n_symbols, length = 32, 8
     description = "key-value pairs, then queries whose answers are the values (MQAR)"
-
-    @classmethod
-    def check(cls, cfg):
-        if cfg.length > cfg.n_symbols:
-            raise ValueError(f"length: at most n_symbols={cfg.n_symbols} distinct keys, got {cfg.length}")
+    distinct = True  # keys
 
     vocab_size = property(lambda self: 2 * self.n)  # keys 0..n-1, values n..2n-1
     seq_len = property(lambda self: 4 * self.L)
@@ -82,11 +82,7 @@ class Induction(Task):
 
     n_symbols, length = 32, 12
     description = "a random sequence repeated; predict the second copy"
-
-    @classmethod
-    def check(cls, cfg):
-        if cfg.length > cfg.n_symbols:
-            raise ValueError(f"length: at most n_symbols={cfg.n_symbols} distinct tokens, got {cfg.length}")
+    distinct = True
 
     vocab_size = property(lambda self: self.n)
     seq_len = property(lambda self: 2 * self.L)

@@ -64,20 +64,7 @@ if not diverged.empty:
     )
 
 st.subheader("Summary: mean ± std over seeds")
-ok = runs[runs.status == "ok"]
-g = ok.groupby(["attention", "task"], sort=False)
-table = g.agg(
-    seeds=("seed", "count"),
-    eval_loss=("eval_loss", "mean"),
-    eval_loss_std=("eval_loss", "std"),
-    eval_acc=("eval_acc", "mean"),
-    eval_acc_std=("eval_acc", "std"),
-    params_attention=("params_attention", "first"),
-    params_total=("params_total", "first"),
-    seconds_per_step=("seconds_per_step", "mean"),
-).reset_index()
-table["_order"] = table.attention.map({n: i for i, n in enumerate(ORDER)})
-table = table.sort_values(["task", "_order"]).drop(columns="_order")
+table = findings.summary(runs, ui.selection()["tasks"], ORDER)
 shown = table.assign(
     eval_loss=ui.fmt_mean_std(table.eval_loss, table.eval_loss_std, 4),
     eval_acc=ui.fmt_mean_std(table.eval_acc, table.eval_acc_std, 3),
