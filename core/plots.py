@@ -17,6 +17,7 @@ _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#
 _EXTRA = ["#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173"]
 COLORS = {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(ORDER)}
 REFERENCE_COLOR = "#111111"  # nn.MultiheadAttention, random baselines
+REFERENCES = {"nn.MultiheadAttention": REFERENCE_COLOR, "sdpa": "#555555"}  # benchmark references
 
 
 def color(name: str) -> str:
@@ -25,6 +26,8 @@ def color(name: str) -> str:
 
     if name in COLORS:
         return COLORS[name]
+    if name in REFERENCES:
+        return REFERENCES[name]
     models = [s.name for s in SOURCES]
     if name in models:
         return _EXTRA[models.index(name)]

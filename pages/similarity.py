@@ -68,6 +68,7 @@ inv = pd.DataFrame(
     }
 )
 st.dataframe(inv, hide_index=True, width="stretch")
+ui.download(inv, "invariance")
 st.caption("Checked numerically by tests/test_analysis.py on random invertible A, B.")
 
 st.subheader("Singular-value spectra of W_QK and W_OV")

@@ -155,3 +155,13 @@ def test_bundled_pretrained_results_were_read_right():
     meta = st.read_meta(Path(__file__).resolve().parents[1] / "data" / "pretrained" / "all-MiniLM-L6-v2.parquet")
     assert meta["paraphrase_cos"] > meta["unrelated_cos"] + 0.2
     assert "python -m core pretrained" in meta["provenance"]["command"]
+
+
+def test_check_layers_rejects_bad_shapes_and_non_finite_values():
+    hw = pretrained.split_heads(*(np.ones(s) for s in [(H * R, D), (G * R, D), (G * R, D), (D, H * R)]), H, G)
+    pretrained.check_layers(pretrained.SMOLLM, [hw, hw])
+    bad = dict(hw, W_QK=np.full_like(hw["W_QK"], np.nan))
+    with pytest.raises(RuntimeError, match="layer 1 W_QK"):
+        pretrained.check_layers(pretrained.SMOLLM, [hw, bad])
+    with pytest.raises(RuntimeError, match="W_O"):
+        pretrained.check_layers(pretrained.SMOLLM, [dict(hw, W_O=hw["W_O"][:, :-1])])
