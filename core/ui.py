@@ -6,7 +6,6 @@ Nothing here trains or imports torch; it reads the store through core.store and 
 import os
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -107,12 +106,14 @@ def selection() -> dict:
     return st.session_state.get("selection", {"store": str(BUNDLED), "tasks": [], "attentions": [], "size": None})
 
 
-def selected_runs() -> pd.DataFrame:
-    """Runs of the sidebar's store, tasks, parameterizations and model size."""
+def selected_runs(finished: bool = False) -> pd.DataFrame:
+    """Runs of the sidebar's store, tasks, parameterizations and model size (finished: status ok only)."""
     sel = selection()
     df = runs(sel["store"])
     if df.empty:
         return df
+    if finished:
+        df = df[df.status == "ok"]
     df = df[df.task.isin(sel["tasks"]) & df.attention.isin(sel["attentions"])]
     if sel["size"]:
         df = df[df.apply(size_label, axis=1) == sel["size"]]
@@ -211,7 +212,3 @@ def is_read_only(store) -> bool:
     while not path.exists():
         path = path.parent
     return not os.access(path, os.W_OK)
-
-
-def seed_band(values: np.ndarray) -> str:
-    return f"{np.nanmean(values):.3f} ± {np.nanstd(values):.3f}"

@@ -12,8 +12,7 @@ st.markdown(
     "layer's W_QK on its real input. Rows are parameterizations, columns heads; query positions run down, keys "
     "across. Symmetric scores (tied_qk, tied_qkv, identity) make x_i·W·x_i large, so they lean on the diagonal."
 )
-runs = ui.selected_runs()
-runs = runs[runs.status == "ok"]
+runs = ui.selected_runs(finished=True)
 if not ui.require_runs(runs):
     st.stop()
 

@@ -25,8 +25,8 @@ if pre.empty:
     st.stop()
 
 pre = pre.rename(columns={"model": "attention"})
-runs = ui.selected_runs()
-runs = runs[(runs.status == "ok") & (runs.attention == "standard")]
+runs = ui.selected_runs(finished=True)
+runs = runs[runs.attention == "standard"]
 ours = pd.DataFrame()
 if not runs.empty:
     ours = ui.head_metrics(runs.run_id).assign(attention="standard", kind="ours")

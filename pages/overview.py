@@ -4,6 +4,7 @@ import streamlit as st
 
 from core import findings, ui
 from core.plots import ORDER
+from core.tasks import TASKS
 
 st.title("Why does attention use the projections it does?")
 st.markdown(
@@ -39,6 +40,10 @@ for question, page, what in QUESTIONS:
     cols = st.columns([5, 2])
     cols[0].markdown(f"- {question}")
     cols[1].page_link(page, label=f"→ {what}")
+
+with st.expander("The tasks (synthetic, with a fixed held-out set of 512 examples)"):
+    for name, task in TASKS.items():
+        st.markdown(f"- **{name}**: {task.description}")
 
 runs = ui.selected_runs()
 if not ui.require_runs(runs):

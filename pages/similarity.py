@@ -12,8 +12,7 @@ st.markdown(
     "weights of every selected run, per layer and head, next to the same metric for random Gaussian matrices "
     "of the same shapes (computed, not typed in)."
 )
-runs = ui.selected_runs()
-runs = runs[runs.status == "ok"]
+runs = ui.selected_runs(finished=True)
 if not ui.require_runs(runs):
     st.stop()
 
