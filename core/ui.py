@@ -212,3 +212,18 @@ def is_read_only(store) -> bool:
     while not path.exists():
         path = path.parent
     return not os.access(path, os.W_OK)
+
+
+def require_router() -> None:
+    """Make sure app.py's router and sidebar run, even when a page is the first URL a fresh server sees.
+
+    With a pages/ folder beside the entrypoint, Streamlit starts in its legacy pages/ mode and serves a
+    page URL by running the page file alone until st.navigation has been called once
+    (streamlit/streamlit#10276). A page that finds itself there switches the process to st.navigation
+    and reruns: app.py then routes to this same page, with the shared sidebar.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()

@@ -6,6 +6,7 @@ import streamlit as st
 
 from core import plots, ui
 
+ui.require_router()
 st.title("Attention maps")
 st.markdown(
     "The attention pattern of each head on held-out examples, computed at the end of training from each "

@@ -5,6 +5,7 @@ import streamlit as st
 
 from core import analysis, plots, ui
 
+ui.require_router()
 st.title("In practice: real pretrained heads")
 st.markdown(
     "Seed 002 asks how similar W_Q, W_K and W_V are *in practice*. The same metrics as the Similarity page, on "

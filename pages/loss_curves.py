@@ -4,6 +4,7 @@ import streamlit as st
 
 from core import plots, ui
 
+ui.require_router()
 st.title("Loss curves")
 st.markdown(
     "Does a parameterization learn as fast and as far as `standard`? Each line is the mean over seeds; "

@@ -6,6 +6,7 @@ from core import findings, ui
 from core.plots import ORDER
 from core.tasks import TASKS
 
+ui.require_router()
 st.title("Why does attention use the projections it does?")
 st.markdown(
     "Tiny transformers, identical except for how attention is parameterized, trained on synthetic tasks "

@@ -9,6 +9,7 @@ from core.attention.fold import fold_check
 from core.config import ModelConfig
 from core.model import count_model_params, measured_breakdown
 
+ui.require_router()
 st.title("Parameters")
 st.markdown(
     "What each parameterization costs in parameters: the analytic formula next to a count of the built "

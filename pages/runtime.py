@@ -6,6 +6,7 @@ from core import plots, ui
 
 REFERENCE = "nn.MultiheadAttention"
 
+ui.require_router()
 st.title("Runtime")
 st.markdown(
     "Is the redundant projection 'only more time'? What does a full-rank bilinear score cost? "

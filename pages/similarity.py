@@ -6,6 +6,7 @@ import streamlit as st
 
 from core import analysis, plots, ui
 
+ui.require_router()
 st.title("Learned-matrix similarity")
 st.markdown(
     "Seed 002 asks why W_Q, W_K and W_V are not one matrix, and how similar they end up. Here are the final "

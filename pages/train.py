@@ -11,6 +11,7 @@ from core.tasks import TASKS
 
 LIMITS = {"steps": 2000, "d_model": 128, "n_layers": 4, "seeds": 3}  # keeps a shared deployment responsive
 
+ui.require_router()
 st.title("Train")
 st.markdown(
     "Start a small sweep into a local store without leaving the browser; it resumes like "

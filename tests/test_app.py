@@ -21,22 +21,17 @@ PAGES = {
 
 
 def open_page(page: str, **params) -> AppTest:
-    """Run app.py (router and sidebar) once, then the page with the selection the sidebar made.
-
-    AppTest's switch_page runs the page script alone when a pages/ folder sits beside the entrypoint,
-    so the sidebar is checked on the first run; the browser test checks it on every served page.
-    """
+    """Run the app (router and sidebar), then switch to the page; the sidebar must be there on both."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     for k, v in params.items():
         at.query_params[k] = v
     at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert [w.label for w in at.sidebar.multiselect] == ["Tasks", "Parameterizations"]
-    assert at.sidebar.selectbox[0].label == "Model size"
     if page != "overview":
         at.switch_page(f"pages/{page}.py")
         at.run()
     assert not at.exception, [e.value for e in at.exception]
+    assert [w.label for w in at.sidebar.multiselect] == ["Tasks", "Parameterizations"]
+    assert at.sidebar.selectbox[0].label == "Model size"
     return at
 
 

@@ -16,7 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-PAGES = ["", "loss_curves", "parameters", "runtime", "similarity", "attention_maps", "in_practice", "train"]
+# A sub-page first: a link opened on a freshly started server must get the router and sidebar too.
+PAGES = ["loss_curves", "", "parameters", "runtime", "similarity", "attention_maps", "in_practice", "train"]
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]  # fmt: skip
 
@@ -79,7 +80,8 @@ def test_every_page_renders_in_a_real_browser(server, tmp_path):
                 page.wait_for_selector(".js-plotly-plot", timeout=90_000)
             page.wait_for_timeout(1500)  # let plotly finish drawing before the screenshot
             page.screenshot(path=str(shots / f"{path or 'overview'}.png"))
-            assert "Parameterizations" in page.locator("[data-testid='stSidebar']").inner_text()
+            sidebar = page.locator("[data-testid='stSidebar']").inner_text()
+            assert "Parameterizations" in sidebar and "Loss curves" in sidebar, f"{path}: no router sidebar"
             errors = page.locator("[data-testid='stException']")
             assert errors.count() == 0, f"{path or 'overview'}: {errors.first.inner_text()[:500]}"
         browser.close()
