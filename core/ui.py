@@ -11,7 +11,6 @@ import streamlit as st
 
 from . import analysis
 from . import store as st_store
-from .cli import BUNDLED_SWEEP
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "data"
@@ -190,7 +189,7 @@ def require_runs(df: pd.DataFrame) -> bool:
     if st_store.load_runs(sel["store"]).empty:
         st.info(
             f"No runs in `{sel['store']}` yet. Fill it with\n\n"
-            f"```bash\n{BUNDLED_SWEEP.replace('--store data', '--store ' + str(sel['store']))}\n```\n"
+            f"```bash\n{st_store.BUNDLED_SWEEP.replace('--store data', '--store ' + str(sel['store']))}\n```\n"
             "or start a small sweep on the **Train** page."
         )
     else:

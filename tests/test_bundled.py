@@ -7,8 +7,8 @@ import pandas as pd
 from core import store as st
 from core import sweep
 from core.attention import ATTENTION
-from core.cli import BUNDLED_SWEEP
 from core.config import TrainConfig
+from core.store import BUNDLED_SWEEP
 from core.tasks import TASKS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
