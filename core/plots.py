@@ -16,6 +16,7 @@ ORDER = list(ATTENTION)
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 _EXTRA = ["#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173"]
 COLORS = {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(ORDER)}
+_COMPONENT_SHADES = ["#3b3b3b", "#7a7a7a", "#a8a8a8", "#cfcfcf", "#e8e8e8"]
 REFERENCE_COLOR = "#111111"  # nn.MultiheadAttention, random baselines
 REFERENCES = {"nn.MultiheadAttention": REFERENCE_COLOR, "sdpa": "#555555"}  # benchmark references
 
@@ -143,9 +144,9 @@ def stacked_bars(df: pd.DataFrame, x: str, stack: str, y: str, title: str = "") 
     """Bars per x (parameterization), stacked by component; tick labels in each parameterization's colour."""
     fig = go.Figure()
     xs = ordered(df[x])
-    for comp in dict.fromkeys(df[stack]):
+    for i, comp in enumerate(dict.fromkeys(df[stack])):  # neutral shades: colour means parameterization
         d = df[df[stack] == comp].set_index(x).reindex(xs)
-        fig.add_trace(go.Bar(x=xs, y=d[y], name=str(comp)))
+        fig.add_trace(go.Bar(x=xs, y=d[y], name=str(comp), marker_color=_COMPONENT_SHADES[i % len(_COMPONENT_SHADES)]))
     ticks = [f"<span style='color:{color(n)}'><b>{n}</b></span>" for n in xs]
     fig.update_xaxes(categoryorder="array", categoryarray=xs, tickvals=xs, ticktext=ticks)
     fig.update_layout(barmode="stack", title=title, yaxis_title=y, height=420, legend_title_text=stack)

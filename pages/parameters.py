@@ -53,8 +53,10 @@ table = pd.DataFrame(
         {
             "attention": n,
             "formula (per layer)": ATTENTION[n].formula,
-            "attention, formula": int(parts[(parts.attention == n) & (parts.component == "attention")].formula.iloc[0]),
-            "attention, measured": int(
+            "attention (all layers), formula": int(
+                parts[(parts.attention == n) & (parts.component == "attention")].formula.iloc[0]
+            ),
+            "attention (all layers), measured": int(
                 parts[(parts.attention == n) & (parts.component == "attention")].measured.iloc[0]
             ),
             "total, formula": int(parts[parts.attention == n].formula.sum()),
@@ -63,7 +65,7 @@ table = pd.DataFrame(
         for n in names
     ]
 )
-table["match"] = (table["attention, formula"] == table["attention, measured"]) & (
+table["match"] = (table["attention (all layers), formula"] == table["attention (all layers), measured"]) & (
     table["total, formula"] == table["total, measured"]
 )
 st.dataframe(table, hide_index=True, width="stretch")
@@ -85,7 +87,7 @@ by_h = pd.DataFrame(
     ]
 )
 ui.chart(plots.lines_by_attention(by_d, "d_model", "params", log_x=True, log_y=log_y), by_d, f"params-vs-d_model-H{H}")
-st.caption(f"n_heads = {H}; d_head = d_model / n_heads.")
+st.caption(f"n_heads = {H}; d_head = d_model / n_heads. identity has no parameters, so a log axis cannot show it.")
 ui.chart(plots.lines_by_attention(by_h, "n_heads", "params", log_y=log_y), by_h, f"params-vs-n_heads-D{D}")
 st.caption(f"d_model = {D}. At fixed D, standard's 4·D·H·r = 4·D² does not depend on H; bilinear's H·D² grows with it.")
 
