@@ -152,7 +152,7 @@ def step_flops(model_cfg: ModelConfig, task_cfg: TaskConfig, batch: int) -> int:
     model = init_model(model_cfg, 0)
     x, y, m = task.sample(batch, torch.Generator().manual_seed(0))
     with FlopCounterMode(display=False) as counter:
-        masked_ce(model(x), y, m)[0].backward()
+        masked_ce(model(x), y, m).backward()
     return counter.get_total_flops()
 
 

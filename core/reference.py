@@ -21,7 +21,7 @@ def train_plain(model_cfg: ModelConfig, task_cfg: TaskConfig, train_cfg: TrainCo
     losses = []
     for _ in range(train_cfg.steps):
         x, y, m = (t.to(device) for t in task.sample(train_cfg.batch_size, gen))
-        loss, _ = masked_ce(model(x), y, m)
+        loss = masked_ce(model(x), y, m)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if train_cfg.grad_clip is not None:

@@ -62,11 +62,16 @@ def data_generator(seed: int) -> torch.Generator:
 
 
 def masked_ce(logits, targets, mask):
-    """Mean cross-entropy and accuracy over the answer positions; logits (B, T, V)."""
+    """Mean cross-entropy over the answer positions; logits (B, T, V)."""
     ce = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="none").view_as(targets)
     m = mask.to(logits.dtype)
-    acc = ((logits.argmax(-1) == targets).to(logits.dtype) * m).sum() / m.sum()
-    return (ce * m).sum() / m.sum(), acc
+    return (ce * m).sum() / m.sum()
+
+
+def masked_acc(logits, targets, mask):
+    """Accuracy over the answer positions (evaluation only: training steps never need it)."""
+    m = mask.to(logits.dtype)
+    return ((logits.argmax(-1) == targets).to(logits.dtype) * m).sum() / m.sum()
 
 
 def param_groups(named: dict[str, torch.Tensor], weight_decay: float, member_dims: int) -> list[dict]:
@@ -100,11 +105,15 @@ def train_ensemble(
     params, buffers = stack_module_state(models)  # each (E, ...)
     base = models[0].to("meta")
 
-    def member(p, b, x, y, m):
+    def member_loss(p, b, x, y, m):
         return masked_ce(functional_call(base, (p, b), (x,)), y, m)
 
-    batched = vmap(member)  # per-member inputs
-    shared_eval = vmap(member, in_dims=(0, 0, None, None, None))  # one eval set for all members
+    def member_eval(p, b, x, y, m):
+        logits = functional_call(base, (p, b), (x,))
+        return masked_ce(logits, y, m), masked_acc(logits, y, m)
+
+    batched = vmap(member_loss)  # per-member inputs
+    shared_eval = vmap(member_eval, in_dims=(0, 0, None, None, None))  # one eval set for all members
     opt = torch.optim.AdamW(param_groups(params, train_cfg.weight_decay, 1), lr=train_cfg.lr, betas=(0.9, 0.98))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_at(s, train_cfg))
     gens = [data_generator(s) for s in seeds]
@@ -137,7 +146,7 @@ def train_ensemble(
     for step in range(1, train_cfg.steps + 1):
         batch = [task.sample(train_cfg.batch_size, g) for g in gens]
         x, y, m = (torch.stack(t).to(device) for t in zip(*batch))  # (E, B, T) each
-        loss, _ = batched(params, buffers, x, y, m)  # (E,)
+        loss = batched(params, buffers, x, y, m)  # (E,)
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()
         if train_cfg.grad_clip is not None:
