@@ -1,32 +1,67 @@
-"""A tiny decoder-only transformer: learned absolute positions, pre-LayerNorm blocks."""
+"""A tiny decoder-only transformer: learned absolute positions, pre-LayerNorm blocks.
+
+Every layer also runs as an ensemble: with parameters stacked to (E, ...) by torch.func.stack_module_state
+and swapped in by functional_call, tokens (E, B, T) give logits (E, B, T, V), member e computed with
+member e's weights only. The layers below are nn.Embedding/LayerNorm/Linear (same parameters, same
+init) whose forward also takes that leading member dim, as batched kernels instead of vmap.
+"""
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from . import attention
 from .config import ModelConfig
 
 
+class Embedding(nn.Embedding):
+    def forward(self, tokens):  # (*lead, B, T) -> (*lead, B, T, D)
+        if self.weight.dim() == 2:
+            return F.embedding(tokens, self.weight)
+        E, V, D = self.weight.shape  # members' tables side by side: one lookup for all
+        offset = torch.arange(E, device=tokens.device).view(E, 1, 1) * V
+        return F.embedding(tokens + offset, self.weight.reshape(E * V, D))
+
+
+class LayerNorm(nn.LayerNorm):
+    def forward(self, x):  # (*lead, B, T, D)
+        if self.weight.dim() == 1:
+            return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        y = F.layer_norm(x, self.normalized_shape, eps=self.eps)
+        return torch.addcmul(self.bias[:, None, None], y, self.weight[:, None, None])  # affine per member
+
+
+class Linear(nn.Linear):
+    def forward(self, x):  # (*lead, B, T, in) -> (*lead, B, T, out)
+        if self.weight.dim() == 2:
+            return F.linear(x, self.weight, self.bias)
+        E, B, T, _ = x.shape
+        x = x.reshape(E, B * T, -1)
+        W = self.weight.mT  # (E, in, out)
+        y = x @ W if self.bias is None else torch.baddbmm(self.bias.unsqueeze(1), x, W)  # (E, B T, out)
+        return y.reshape(E, B, T, -1)
+
+
 class MLP(nn.Module):
     def __init__(self, d_model: int, d_mlp: int):
         super().__init__()
-        self.fc_in = nn.Linear(d_model, d_mlp)
-        self.fc_out = nn.Linear(d_mlp, d_model)
+        self.fc_in = Linear(d_model, d_mlp)
+        self.fc_out = Linear(d_mlp, d_model)
 
     def forward(self, x):
-        return self.fc_out(torch.nn.functional.gelu(self.fc_in(x)))
+        return self.fc_out(F.gelu(self.fc_in(x)))
 
 
 class Block(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.ln1 = nn.LayerNorm(cfg.d_model)
+        self.ln1 = LayerNorm(cfg.d_model)
         self.attn = attention.build(cfg.attention, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.n_kv_heads)
-        self.ln2 = nn.LayerNorm(cfg.d_model) if cfg.mlp else None
+        self.ln2 = LayerNorm(cfg.d_model) if cfg.mlp else None
         self.mlp = MLP(cfg.d_model, cfg.d_mlp) if cfg.mlp else None
 
     def forward(self, x, causal=True):
-        x = x + self.attn(self.ln1(x), causal=causal)  # (B, T, D)
+        x = x + self.attn(self.ln1(x), causal=causal)  # (*lead, B, T, D)
         if self.mlp is not None:
             x = x + self.mlp(self.ln2(x))
         return x
@@ -36,23 +71,24 @@ class Transformer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
-        self.pos_embed = nn.Embedding(cfg.max_len, cfg.d_model)
+        self.embed = Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos_embed = Embedding(cfg.max_len, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
-        self.ln_final = nn.LayerNorm(cfg.d_model)
-        self.unembed = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.ln_final = LayerNorm(cfg.d_model)
+        self.unembed = Linear(cfg.d_model, cfg.vocab_size, bias=False)
         # Embeddings keep PyTorch's N(0, 1): GPT-2's 0.02 suits d_model=768; at d_model=64 it stalls
         # the previous-token head that associative recall needs (measured: 33% vs 100% at 600 steps).
 
     def residual(self, tokens: torch.Tensor) -> torch.Tensor:
         T = tokens.shape[-1]
-        return self.embed(tokens) + self.pos_embed(torch.arange(T, device=tokens.device))  # (B, T, D)
+        pos = self.pos_embed.weight[..., :T, :].unsqueeze(-3)  # (*lead, 1, T, D)
+        return self.embed(tokens) + pos  # (*lead, B, T, D)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        x = self.residual(tokens)  # (B, T, D)
+        x = self.residual(tokens)  # (*lead, B, T, D)
         for block in self.blocks:
             x = block(x)
-        return self.unembed(self.ln_final(x))  # (B, T, vocab)
+        return self.unembed(self.ln_final(x))  # (*lead, B, T, vocab)
 
     def param_breakdown(self) -> dict[str, int]:
         """Parameter counts per component; they sum to the total."""

@@ -1,27 +1,27 @@
 """The training engine: every seed of one configuration trains at once, as one vectorized ensemble.
 
-The seeds' parameters are stacked (torch.func.stack_module_state) and the model runs under vmap,
-so E seeds cost one pass of E-times-larger matmuls instead of E passes. Each member gets exactly
-the updates it would get alone: AdamW is elementwise, the loss is a sum of per-member losses, and
-gradient clipping is done per member (tests/test_train.py checks against training alone).
+The seeds' parameters are stacked to (E, ...) (torch.func.stack_module_state) and swapped into one
+module with functional_call; every layer takes that leading member dim as batched kernels (core.model),
+so E seeds cost one pass of batched matmuls instead of E passes. (torch.func.vmap gives the same
+numbers but, on CPU, loops over members in attention and decomposes LayerNorm and biases: slower
+than training the seeds one by one.) Each member gets exactly the updates it would get alone: AdamW
+is elementwise, the loss is a sum of per-member losses, and gradient clipping is done per member
+(tests/test_train.py checks against training alone).
 """
 
 import math
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
-from torch.func import functional_call, stack_module_state, vmap
+from torch.func import functional_call, stack_module_state
 
 from .config import ModelConfig, TaskConfig, TrainConfig
 from .model import Transformer
 from .tasks import make_task
 
-# Under vmap, CPU flash attention loops over ensemble members; measured no slower than the math path here.
-warnings.filterwarnings("ignore", message=".*batching rule for aten::_scaled_dot_product_flash_attention_for_cpu")
 N_PATTERN_EXAMPLES = 2  # eval examples whose attention patterns are kept for the Attention maps page
 
 
@@ -34,6 +34,7 @@ class RunResult:
     train_seconds: float = 0.0  # wall time of the whole ensemble (all seeds train together)
     steps_done: int = 0  # optimizer steps the ensemble ran
     tokens_per_s: float = 0.0  # training tokens per second of the whole ensemble
+    threads: int = 1  # intra-op threads it trained with (a sweep with workers gives each one core)
     head_weights: list = field(default_factory=list)  # per layer, head_weights() of the final model
     patterns: torch.Tensor | None = None  # (L, N_PATTERN_EXAMPLES, H, T, T)
     examples: torch.Tensor | None = None  # (N_PATTERN_EXAMPLES, T) the tokens those patterns are for
@@ -62,16 +63,16 @@ def data_generator(seed: int) -> torch.Generator:
 
 
 def masked_ce(logits, targets, mask):
-    """Mean cross-entropy over the answer positions; logits (B, T, V)."""
-    ce = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="none").view_as(targets)
+    """Mean cross-entropy over the answer positions; logits (*lead, B, T, V) -> (*lead,), one per member."""
+    ce = F.cross_entropy(logits.flatten(0, -2), targets.flatten(), reduction="none").view_as(targets)
     m = mask.to(logits.dtype)
-    return (ce * m).sum() / m.sum()
+    return (ce * m).sum((-2, -1)) / m.sum((-2, -1))
 
 
 def masked_acc(logits, targets, mask):
     """Accuracy over the answer positions (evaluation only: training steps never need it)."""
     m = mask.to(logits.dtype)
-    return ((logits.argmax(-1) == targets).to(logits.dtype) * m).sum() / m.sum()
+    return ((logits.argmax(-1) == targets).to(logits.dtype) * m).sum((-2, -1)) / m.sum((-2, -1))
 
 
 def param_groups(named: dict[str, torch.Tensor], weight_decay: float, member_dims: int) -> list[dict]:
@@ -105,21 +106,19 @@ def train_ensemble(
     params, buffers = stack_module_state(models)  # each (E, ...)
     base = models[0].to("meta")
 
-    def member_loss(p, b, x, y, m):
-        return masked_ce(functional_call(base, (p, b), (x,)), y, m)
+    def loss_fn(x, y, m):  # x (E, B, T) -> (E,)
+        return masked_ce(functional_call(base, (params, buffers), (x,)), y, m)
 
-    def member_eval(p, b, x, y, m):
-        logits = functional_call(base, (p, b), (x,))
+    def eval_fn(x, y, m):  # one eval set (N, T) for all members -> (E,), (E,)
+        x, y, m = (t.expand(E, *t.shape) for t in (x, y, m))
+        logits = functional_call(base, (params, buffers), (x,))
         return masked_ce(logits, y, m), masked_acc(logits, y, m)
 
-    batched = vmap(member_loss)  # per-member inputs
-    shared_eval = vmap(member_eval, in_dims=(0, 0, None, None, None))  # one eval set for all members
+    E = len(seeds)
     opt = torch.optim.AdamW(param_groups(params, train_cfg.weight_decay, 1), lr=train_cfg.lr, betas=(0.9, 0.98))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_at(s, train_cfg))
     gens = [data_generator(s) for s in seeds]
     ex, ey, em = (t.to(device) for t in task.eval_set())
-
-    E = len(seeds)
     results = [RunResult(seed=s, status="ok") for s in seeds]
     alive = torch.ones(E, dtype=torch.bool)
     running = torch.zeros(E)  # train loss summed since the last log
@@ -128,7 +127,7 @@ def train_ensemble(
     def evaluate(step: int):
         nonlocal running, n_running
         with torch.no_grad():
-            losses, accs = zip(*(shared_eval(params, buffers, *c) for c in _chunks(ex, ey, em)))
+            losses, accs = zip(*(eval_fn(*c) for c in _chunks(ex, ey, em)))
         losses, accs = torch.stack(losses).mean(0).cpu(), torch.stack(accs).mean(0).cpu()
         elapsed = time.perf_counter() - t0
         for i, r in enumerate(results):
@@ -146,7 +145,7 @@ def train_ensemble(
     for step in range(1, train_cfg.steps + 1):
         batch = [task.sample(train_cfg.batch_size, g) for g in gens]
         x, y, m = (torch.stack(t).to(device) for t in zip(*batch))  # (E, B, T) each
-        loss = batched(params, buffers, x, y, m)  # (E,)
+        loss = loss_fn(x, y, m)  # (E,)
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()
         if train_cfg.grad_clip is not None:
@@ -173,6 +172,7 @@ def train_ensemble(
     seconds = time.perf_counter() - t0
     for r in results:
         r.train_seconds, r.steps_done, r.tokens_per_s = seconds, step, seen / seconds
+        r.threads = torch.get_num_threads()
     _finish(results, params, model_cfg, ex)
     return results
 

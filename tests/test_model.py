@@ -38,3 +38,22 @@ def test_forward_backward_and_patterns(name):
     q = torch.einsum("btd,hde->bhte", h, model.blocks[0].attn.head_weights()["W_QK"])  # (B, H, T, D)
     scores = (q @ h.unsqueeze(1).mT).masked_fill(torch.ones(12, 12, dtype=torch.bool).triu(1), float("-inf"))
     torch.testing.assert_close(patterns[0], scores.softmax(-1), atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("mlp", [True, False])
+@pytest.mark.parametrize("name", list(ATTENTION))
+def test_stacked_members_compute_what_each_member_computes_alone(name, mlp):
+    """The ensemble path (parameters stacked to (E, ...), tokens (E, B, T)) against each model on its own."""
+    from torch.func import functional_call, stack_module_state
+
+    cfg = ModelConfig(attention=name, vocab_size=20, max_len=16, d_model=32, n_heads=4, mlp=mlp)
+    models = []
+    for seed in range(3):
+        torch.manual_seed(seed)
+        models.append(Transformer(cfg))
+    params, buffers = stack_module_state(models)  # (E, ...) each
+    tokens = torch.randint(0, 20, (3, 5, 12))  # (E, B, T): each member its own batch
+    together = functional_call(models[0], (params, buffers), (tokens,))  # (E, B, T, V)
+    assert together.shape == (3, 5, 12, 20)
+    for e, model in enumerate(models):
+        torch.testing.assert_close(together[e], model(tokens[e]), atol=1e-5, rtol=1e-4)

@@ -2,6 +2,10 @@
 
 Notation: D = d_model, H = n_heads, r = d_head, G = n_kv_heads. Row-vector convention (q = x W_Q).
 Per-head weights use TransformerLens names and shapes: W_Q, W_K, W_V (H, D, r) and W_O (H, r, D).
+
+Ensembles: every forward also accepts one leading member dim E on the weights and the input
+(W_Q (E, H, D, r), x (E, B, T, D)), so core.train runs all seeds as one batched model through
+torch.func.functional_call with stacked parameters; `*lead` below is () or (E,).
 """
 
 import torch
@@ -84,26 +88,30 @@ class Attention(nn.Module):
     # ---- shared building blocks --------------------------------------------------------
     @staticmethod
     def _project(x: torch.Tensor, *weights: torch.Tensor) -> list[torch.Tensor]:
-        """One matmul for several per-head projections (n_i, D, r_i); returns each as (B, n_i, T, r_i)."""
-        B, T, D = x.shape
-        flat = [w.transpose(0, 1).reshape(D, -1) for w in weights]  # (D, n_i * r_i)
-        y = x @ torch.cat(flat, dim=1)  # (B, T, sum n_i r_i)
-        sizes = [f.shape[1] for f in flat]
+        """One matmul for several per-head projections (*lead, n_i, D, r_i); each out as (*lead, B, n_i, T, r_i)."""
+        *lead, B, T, D = x.shape
+        flat = [w.transpose(-3, -2).reshape(*lead, D, -1) for w in weights]  # (*lead, D, n_i * r_i)
+        y = x.reshape(*lead, B * T, D) @ torch.cat(flat, dim=-1)  # (*lead, B T, sum n_i r_i)
+        sizes = [f.shape[-1] for f in flat]
         return [
-            part.reshape(B, T, w.shape[0], w.shape[2]).transpose(1, 2)  # (B, n_i, T, r_i)
+            part.reshape(*lead, B, T, w.shape[-3], w.shape[-1]).transpose(-3, -2)  # (*lead, B, n_i, T, r_i)
             for part, w in zip(y.split(sizes, dim=-1), weights)
         ]
 
     def _attend(self, q, k, v, causal: bool) -> torch.Tensor:
-        """q (B, H, T, r_qk), k (B, G, T, r_qk), v (B, G, T, r) -> (B, H, T, r)."""
+        """q (*lead, B, H, T, r_qk), k (*lead, B, G, T, r_qk), v (*lead, B, G, T, r) -> (*lead, B, H, T, r)."""
+        batch = q.shape[:-3]  # (*lead, B): members fold into the batch, so one SDPA call serves the ensemble
+        q, k, v = (t.reshape(-1, *t.shape[-3:]) for t in (q, k, v))  # (*lead B, n, T, r)
         gqa = k.shape[1] != q.shape[1]
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=self.scale, enable_gqa=gqa)
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=self.scale, enable_gqa=gqa)
+        return o.reshape(*batch, *o.shape[1:])  # (*lead, B, H, T, r)
 
     @staticmethod
     def _merge(o: torch.Tensor, W_O: torch.Tensor) -> torch.Tensor:
-        """o (B, H, T, r), W_O (H, r, D) -> (B, T, D): the sum over heads is one matmul."""
-        B, H, T, r = o.shape
-        return o.transpose(1, 2).reshape(B, T, H * r) @ W_O.reshape(H * r, -1)
+        """o (*lead, B, H, T, r), W_O (*lead, H, r, D) -> (*lead, B, T, D): the sum over heads is one matmul."""
+        *lead, B, H, T, r = o.shape
+        y = o.transpose(-3, -2).reshape(*lead, B * T, H * r) @ W_O.reshape(*lead, H * r, -1)  # (*lead, B T, D)
+        return y.reshape(*lead, B, T, -1)
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}, n_kv_heads={self.n_kv_heads}"

@@ -24,10 +24,10 @@ class Bilinear(Attention):
         return n_heads * d_model**2 + 2 * d_model * n_heads * d_head
 
     def forward(self, x, causal=True):
-        B, T, D = x.shape
-        q, v = self._project(x, self.W_bilinear, self.W_V)  # (B, H, T, D), (B, H, T, r)
-        k = x.unsqueeze(1).expand(B, self.n_heads, T, D)  # (B, H, T, D): keys are the raw inputs
-        return self._merge(self._attend(q, k, v, causal), self.W_O)  # (B, T, D)
+        *lead, B, T, D = x.shape
+        q, v = self._project(x, self.W_bilinear, self.W_V)  # (*lead, B, H, T, D), (*lead, B, H, T, r)
+        k = x.unsqueeze(-3).expand(*lead, B, self.n_heads, T, D)  # (*lead, B, H, T, D): keys are the raw inputs
+        return self._merge(self._attend(q, k, v, causal), self.W_O)  # (*lead, B, T, D)
 
     def per_head(self):
         return {"W_QK": self.scale * self.W_bilinear, "W_V": self.W_V, "W_O": self.W_O}

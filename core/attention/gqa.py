@@ -24,8 +24,8 @@ class GQA(Attention):
         return 2 * d_model * n_heads * d_head + 2 * d_model * n_kv_heads * d_head
 
     def forward(self, x, causal=True):
-        q, k, v = self._project(x, self.W_Q, self.W_K, self.W_V)  # (B, H, T, r), (B, G, T, r) x2
-        return self._merge(self._attend(q, k, v, causal), self.W_O)  # (B, T, D)
+        q, k, v = self._project(x, self.W_Q, self.W_K, self.W_V)  # (*lead, B, H, T, r), (*lead, B, G, T, r) x2
+        return self._merge(self._attend(q, k, v, causal), self.W_O)  # (*lead, B, T, D)
 
     def per_head(self):
         group = self.n_heads // self.n_kv_heads  # query head h reads key/value head h // group

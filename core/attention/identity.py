@@ -25,10 +25,10 @@ class Identity(Attention):
         return 0
 
     def forward(self, x, causal=True):
-        B, T, D = x.shape
-        q = x.reshape(B, T, self.n_heads, self.d_head).transpose(1, 2)  # (B, H, T, r)
-        o = self._attend(q, q, q, causal)  # (B, H, T, r)
-        return o.transpose(1, 2).reshape(B, T, D)  # (B, T, D): concatenating heads is W_O = E_h^T
+        *lead, B, T, D = x.shape
+        q = x.reshape(*lead, B, T, self.n_heads, self.d_head).transpose(-3, -2)  # (*lead, B, H, T, r)
+        o = self._attend(q, q, q, causal)  # (*lead, B, H, T, r)
+        return o.transpose(-3, -2).reshape(*lead, B, T, D)  # concatenating heads is W_O = E_h^T
 
     def per_head(self):
         return {"W_Q": self.E, "W_K": self.E, "W_V": self.E, "W_O": self.E.mT}

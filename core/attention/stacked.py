@@ -30,14 +30,16 @@ class Stacked(Attention):
         return 3 * d_model**2 + 4 * d_model * n_heads * d_head
 
     def forward(self, x, causal=True):
-        B, T, D = x.shape
+        *lead, B, T, D = x.shape
         H, r = self.n_heads, self.d_head
-        shared = x @ self.W_shared.transpose(0, 1).reshape(D, 3 * D)  # (B, T, 3D): xW^Q | xW^K | xW^V
-        per_head = torch.stack([self.W_Q, self.W_K, self.W_V])  # (3, H, D, r)
-        per_head = per_head.permute(0, 2, 1, 3).reshape(3, D, H * r)  # (3, D, H r)
-        y = shared.reshape(B * T, 3, D).transpose(0, 1) @ per_head  # (3, B T, H r)
-        q, k, v = y.reshape(3, B, T, H, r).permute(0, 1, 3, 2, 4)  # (B, H, T, r) each
-        return self._merge(self._attend(q, k, v, causal), self.W_O)  # (B, T, D)
+        W_shared = self.W_shared.transpose(-3, -2).reshape(*lead, D, 3 * D)  # (*lead, D, 3D): W^Q | W^K | W^V
+        shared = x.reshape(*lead, B * T, D) @ W_shared  # (*lead, B T, 3D)
+        per_head = torch.stack([self.W_Q, self.W_K, self.W_V], dim=-4)  # (*lead, 3, H, D, r)
+        per_head = per_head.transpose(-3, -2).reshape(*lead, 3, D, H * r)  # (*lead, 3, D, H r)
+        y = shared.reshape(*lead, B * T, 3, D).transpose(-3, -2) @ per_head  # (*lead, 3, B T, H r)
+        y = y.reshape(*lead, 3, B, T, H, r).transpose(-3, -2)  # (*lead, 3, B, H, T, r)
+        q, k, v = y.unbind(dim=-5)  # (*lead, B, H, T, r) each
+        return self._merge(self._attend(q, k, v, causal), self.W_O)  # (*lead, B, T, D)
 
     def per_head(self):
         W_sQ, W_sK, W_sV = self.W_shared  # (D, D) each

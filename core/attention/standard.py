@@ -19,8 +19,8 @@ class Standard(Attention):
         return 4 * d_model * n_heads * d_head
 
     def forward(self, x, causal=True):
-        q, k, v = self._project(x, self.W_Q, self.W_K, self.W_V)  # (B, H, T, r) each
-        return self._merge(self._attend(q, k, v, causal), self.W_O)  # (B, T, D)
+        q, k, v = self._project(x, self.W_Q, self.W_K, self.W_V)  # (*lead, B, H, T, r) each
+        return self._merge(self._attend(q, k, v, causal), self.W_O)  # (*lead, B, T, D)
 
     def per_head(self):
         return {"W_Q": self.W_Q, "W_K": self.W_K, "W_V": self.W_V, "W_O": self.W_O}

@@ -29,8 +29,8 @@ class TiedQK(Attention):
         return 3 * d_model * n_heads * d_head
 
     def forward(self, x, causal=True):
-        q, v = self._project(x, self.W_Q, self.W_V)  # (B, H, T, r) each
-        return self._merge(self._attend(q, q, v, causal), self.W_O)  # (B, T, D)
+        q, v = self._project(x, self.W_Q, self.W_V)  # (*lead, B, H, T, r) each
+        return self._merge(self._attend(q, q, v, causal), self.W_O)  # (*lead, B, T, D)
 
     def per_head(self):
         return {"W_Q": self.W_Q, "W_K": self.W_Q, "W_V": self.W_V, "W_O": self.W_O}

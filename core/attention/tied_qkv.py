@@ -20,8 +20,8 @@ class TiedQKV(Attention):
         return 2 * d_model * n_heads * d_head
 
     def forward(self, x, causal=True):
-        (q,) = self._project(x, self.W_Q)  # (B, H, T, r)
-        return self._merge(self._attend(q, q, q, causal), self.W_O)  # (B, T, D)
+        (q,) = self._project(x, self.W_Q)  # (*lead, B, H, T, r)
+        return self._merge(self._attend(q, q, q, causal), self.W_O)  # (*lead, B, T, D)
 
     def per_head(self):
         return {"W_Q": self.W_Q, "W_K": self.W_Q, "W_V": self.W_Q, "W_O": self.W_O}
