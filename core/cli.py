@@ -63,6 +63,12 @@ def add_sweep(sub):
     p.add_argument("--n-kv-heads", type=int, default=None)
     p.add_argument("--no-mlp", action="store_true", help="attention-only models")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="jobs trained at once, each in its own process (default: one per CPU core; 1 on CUDA)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sweep)
 
@@ -81,6 +87,8 @@ def cmd_sweep(args, parser):
         model_kw["mlp"] = False
     if args.device not in (None, "cpu", "cuda"):
         parser.error(f"--device: unknown {args.device!r}; allowed: cpu, cuda")
+    if args.workers is not None and args.workers <= 0:
+        parser.error(f"--workers: must be a positive integer, got {args.workers}")
     try:
         jobs = sweep.plan(args.attention, args.task, args.seeds, TrainConfig(**train_kw), model_kw)
     except ValueError as err:
@@ -96,7 +104,10 @@ def cmd_sweep(args, parser):
         if not n_missing:
             bar.update(steps)
 
-    counts = sweep.run(args.store, jobs, args.device, on_job=on_job, on_step=lambda _: bar.update(1))
+    from .workers import default_workers
+
+    workers = args.workers or default_workers(args.device)
+    counts = sweep.run(args.store, jobs, args.device, on_job=on_job, on_step=lambda _: bar.update(1), workers=workers)
     bar.close()
     runs = st.load_runs(args.store)
     wanted = {rid for j in jobs for rid in j.run_ids().values()}

@@ -53,6 +53,7 @@ RUN_COLUMNS = [
     "params_total",
     "train_seconds",
     "n_ensemble",
+    "threads",
     "seconds_per_step",
     "tokens_per_s",
 ]
@@ -195,6 +196,7 @@ def _row(meta: dict) -> dict:
         "params_total": sum(params.values()) if params else None,
         "train_seconds": meta["train_seconds"],
         "n_ensemble": meta["n_ensemble"],
+        "threads": meta.get("threads"),  # absent from stores written before workers existed
         "seconds_per_step": meta["train_seconds"] / max(1, meta["steps_done"]),
         "tokens_per_s": meta["tokens_per_s"],
         **{f"params_{k}": v for k, v in params.items()},

@@ -55,8 +55,32 @@ def summary(job: Job, seed: int, rid: str, result, command: str | None) -> dict:
         "steps_done": result.steps_done,
         "tokens_per_s": result.tokens_per_s,
         "n_ensemble": len(job.seeds),
+        "threads": result.threads,
         "command": command,
     }
+
+
+_warm = False  # per process: has a training already paid the one-time set-up?
+
+
+def train_job(store, job: Job, missing: list[int], device=None, command=None, on_step=None, should_stop=None):
+    """Train the missing seeds of one job as one ensemble and store each run; None if stopped."""
+    global _warm
+    from .train import train_ensemble  # torch only when something trains
+
+    if not _warm:  # the first training in a process pays ~2 s of one-time set-up; keep it out of the timings
+        train_ensemble(job.model, job.task, replace(job.train, steps=3, eval_every=3), missing[:1], device)
+        _warm = True
+    results = train_ensemble(job.model, job.task, job.train, missing, device, on_step, should_stop)
+    if results is None:
+        return None
+    ids = job.run_ids()
+    for r in results:
+        metrics = pd.DataFrame(r.metrics, columns=["step", "metric", "value"])
+        st.write_run(
+            store, summary(job, r.seed, ids[r.seed], r, command), metrics, r.head_weights, r.patterns, r.examples
+        )
+    return {"trained": len(results), "diverged": sum(r.status == "diverged" for r in results)}
 
 
 def run(
@@ -67,12 +91,15 @@ def run(
     on_job: Callable[[Job, int], None] | None = None,
     on_step: Callable[[int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    workers: int = 1,
 ) -> dict:
-    """Train what is missing. Returns counts: trained, skipped (already stored), diverged, cancelled."""
-    from .train import train_ensemble  # torch only when something trains
+    """Train what is missing. Returns counts: trained, skipped (already stored), diverged, cancelled.
 
+    workers > 1 trains that many jobs at once in worker processes (core.workers); should_stop
+    is for the in-process sweep (workers=1) only.
+    """
     counts = {"trained": 0, "skipped": 0, "diverged": 0, "cancelled": False}
-    warm = False
+    todo = []
     for job in jobs:
         ids = job.run_ids()
         missing = [s for s, rid in ids.items() if not st.has_run(store, rid)]
@@ -81,20 +108,21 @@ def run(
             on_job(job, len(missing))
         if not missing:
             continue
-        if not warm:  # the first training in a process pays ~2 s of one-time set-up; keep it out of the timings
-            train_ensemble(job.model, job.task, replace(job.train, steps=3, eval_every=3), missing[:1], device)
-            warm = True
-        results = train_ensemble(job.model, job.task, job.train, missing, device, on_step, should_stop)
-        if results is None:
+        if workers > 1:
+            todo.append((job, missing))
+            continue
+        done = train_job(store, job, missing, device, command, on_step, should_stop)
+        if done is None:
             counts["cancelled"] = True
             break
-        for r in results:
-            metrics = pd.DataFrame(r.metrics, columns=["step", "metric", "value"])
-            st.write_run(
-                store, summary(job, r.seed, ids[r.seed], r, command), metrics, r.head_weights, r.patterns, r.examples
-            )
-            counts["trained"] += 1
-            counts["diverged"] += r.status == "diverged"
+        counts["trained"] += done["trained"]
+        counts["diverged"] += done["diverged"]
+    if todo:
+        from .workers import run_parallel
+
+        for done in run_parallel(store, todo, device, command, min(workers, len(todo)), on_step):
+            counts["trained"] += done["trained"]
+            counts["diverged"] += done["diverged"]
     return counts
 
 

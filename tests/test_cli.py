@@ -45,6 +45,7 @@ def test_sweep_runs_then_resumes_without_rewriting(tmp_path, capsys):
         (["--seeds", "0"], "--seeds"),
         (["--device", "tpu"], "--device"),
         (["--steps", "many"], "--steps"),
+        (["--workers", "0"], "--workers"),
     ],
 )
 def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, capsys, argv, flag):

@@ -1,0 +1,104 @@
+"""Sweep jobs in worker processes, one per CPU core, each job still one vectorized ensemble.
+
+Why processes: a d_model=64 training step is made of kernels too small to split well over
+intra-op threads (two threads make a step about 1.2x faster than one), while two one-thread
+processes train two jobs at once at nearly one-thread speed each (docs/benchmarks.md has the
+figures). On CUDA one process drives the GPU, so there the sweep stays in-process.
+
+Each worker writes its own runs (atomically, as the in-process sweep does) and streams step counts
+back for the progress bar. A worker whose parent dies (a killed sweep) exits, so at most the runs
+in flight are lost, and a rerun resumes.
+"""
+
+import ctypes
+import multiprocessing as mp
+import os
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+_progress = None  # in a worker: the queue its step counts go to
+
+
+def cpu_cores() -> int:
+    """The cores PyTorch would use here (its intra-op thread count)."""
+    import torch
+
+    return torch.get_num_threads()
+
+
+def default_workers(device=None) -> int:
+    """One per core on a CPU; one on CUDA, where a single process keeps the GPU busy."""
+    from .train import default_device
+
+    device = default_device() if device is None else device
+    return 1 if str(device).startswith("cuda") else cpu_cores()
+
+
+def keep_freed_memory() -> None:
+    """glibc hands freed blocks over 128 KB back to the OS, and every training step then page-faults
+    its activations in again (hundreds of faults a step, about 10% of a CPU step here). Keep them."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc: nothing to tune
+        return
+    libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: keep up to 1 GiB of freed heap
+    libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: blocks up to 32 MiB come from the (kept) heap
+
+
+def _init(threads: int, progress, parent: int) -> None:
+    import torch
+
+    global _progress
+    torch.set_num_threads(threads)
+    keep_freed_memory()
+    _progress = progress
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)  # the sweep was killed: stop too; the runs in flight are lost, finished ones are stored
+
+
+def _report(step: int) -> None:
+    _progress.put(1)
+
+
+def _train(store, job, missing, device, command) -> dict:
+    from .sweep import train_job
+
+    return train_job(store, job, missing, device, command, on_step=_report)
+
+
+def run_parallel(store, todo, device, command, workers: int, on_step=None) -> list[dict]:
+    """Train each (job, missing seeds) in `todo` on a pool of `workers` processes; returns their counts."""
+    ctx = mp.get_context("spawn")  # a fresh interpreter: no OpenMP state forked from a parent
+    progress = ctx.Queue()
+    threads = max(1, cpu_cores() // workers)
+    stop = threading.Event()
+
+    def drain():
+        while not stop.is_set() or not progress.empty():
+            try:
+                progress.get(timeout=0.1)
+            except Exception:  # noqa: BLE001 - queue.Empty
+                continue
+            if on_step:
+                on_step(1)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    out = []
+    pool = ProcessPoolExecutor(workers, ctx, initializer=_init, initargs=(threads, progress, os.getpid()))
+    try:
+        pending = {pool.submit(_train, store, job, missing, device, command) for job, missing in todo}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            out += [f.result() for f in done]  # a worker's exception is raised here
+    finally:
+        pool.shutdown(cancel_futures=True)  # on an error or Ctrl-C: no new jobs start
+        stop.set()
+        reader.join()
+    return out

@@ -1,0 +1,71 @@
+"""Sweeps on worker processes: the same runs as in-process, and no orphans when the sweep is killed."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core import store as st
+from core import sweep
+from core.config import TrainConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY_TRAIN = TrainConfig(steps=15, eval_every=5, batch_size=8)
+TINY_MODEL = {"d_model": 16, "n_heads": 2}
+
+
+def test_workers_store_the_runs_the_in_process_sweep_stores(tmp_path):
+    jobs = sweep.plan(["standard", "mqa", "identity"], ["reverse"], 2, TINY_TRAIN, TINY_MODEL)
+    steps = []
+    one = sweep.run(tmp_path / "one", jobs, "cpu", workers=1)
+    two = sweep.run(tmp_path / "two", jobs, "cpu", workers=2, on_step=steps.append)
+    assert one["trained"] == two["trained"] == 6 and two["skipped"] == 0
+    assert len(steps) == 3 * TINY_TRAIN.steps  # progress comes back from the workers, one call per step
+    a, b = (st.load_runs(tmp_path / n).set_index("run_id").sort_index() for n in ("one", "two"))
+    assert list(a.index) == list(b.index)
+    assert (b.threads == 1).all()  # two workers on this 2-core budget: one core each
+    assert (a.eval_loss - b.eval_loss).abs().max() < 1e-4  # same runs, whatever the thread count
+    assert sweep.run(tmp_path / "two", jobs, "cpu", workers=2)["skipped"] == 6  # resume
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:  # field 4 of /proc/PID/stat: the parent's pid
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to find the workers")
+def test_workers_exit_when_the_sweep_alone_is_killed(tmp_path):
+    flags = "--d-model 16 --n-heads 2 --steps 2000 --quiet --workers 2 --attention standard,mqa --task reverse"
+    argv = [sys.executable, "-m", "core", "sweep", "--store", str(tmp_path), *flags.split()]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(_children(proc.pid)) < 3:  # two workers and the resource tracker
+        time.sleep(0.1)
+    workers = _children(proc.pid)
+    assert len(workers) >= 2, "the sweep should have started its workers"
+    os.kill(proc.pid, signal.SIGKILL)  # the parent only: its workers are orphaned mid-job
+    proc.wait()
+    deadline = time.time() + 20
+    while time.time() < deadline and any(_alive(p) for p in workers):
+        time.sleep(0.2)
+    assert not any(_alive(p) for p in workers), "orphaned workers must exit, not train on"
+    assert not list((tmp_path / "runs").glob("*.parquet"))  # 2000 steps: nothing was finished, nothing half-written
