@@ -5,7 +5,10 @@
 3. utilisation: achieved FLOP/s of training steps against this machine's measured matmul peak.
 """
 
+import tempfile
 import time
+from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 import torch
@@ -14,12 +17,13 @@ import torch.nn.functional as F
 from torch.utils import benchmark
 from torch.utils.flop_counter import FlopCounterMode
 
-from . import attention
+from . import attention, sweep
 from . import store as st
 from .config import ModelConfig, TaskConfig, TrainConfig
 from .reference import train_plain
 from .tasks import make_task
 from .train import default_device, init_model, masked_ce, train_ensemble
+from .workers import default_workers, keep_freed_memory
 
 REFERENCE = "nn.MultiheadAttention"
 FULL_GRID = {"d_model": [64, 128, 256, 512], "seq_len": [64, 256, 1024], "n_heads": [1, 4, 8]}
@@ -146,41 +150,60 @@ def matmul_peak(n: int = 1024, device="cpu") -> float:
     return 2 * n**3 / t.blocked_autorange(min_run_time=0.5).median
 
 
-def step_flops(model_cfg: ModelConfig, task_cfg: TaskConfig, batch: int) -> int:
-    """FLOPs of one training step (forward + backward) of one model, counted by torch's FlopCounterMode."""
-    task = make_task(task_cfg)
-    model = init_model(model_cfg, 0)
-    x, y, m = task.sample(batch, torch.Generator().manual_seed(0))
-    with FlopCounterMode(display=False) as counter:
+def run_flops(job) -> int:
+    """FLOPs of one run of a sweep job, counted by torch's FlopCounterMode: every training step
+    (forward + backward of one batch) and every evaluation (forward over the eval set)."""
+    task, train = make_task(job.task), job.train
+    model = init_model(job.model, 0)
+    x, y, m = task.sample(train.batch_size, torch.Generator().manual_seed(0))
+    with FlopCounterMode(display=False) as step:
         masked_ce(model(x), y, m).backward()
-    return counter.get_total_flops()
+    with FlopCounterMode(display=False) as evaluation, torch.no_grad():
+        model(task.eval_set()[0])
+    n_evals = 1 + sum(s % train.eval_every == 0 or s == train.steps for s in range(1, train.steps + 1))
+    return step.get_total_flops() * train.steps + evaluation.get_total_flops() * n_evals
 
 
-def training_bench(attentions, task: str, seeds: int, train: TrainConfig, device, log=print) -> pd.DataFrame:
-    """Engine vs plain loop on the same sweep: runs/minute, losses, and utilisation of the engine."""
-    task_cfg = TaskConfig(task)
-    t = make_task(task_cfg)
+def _stored_eval_losses(store) -> dict:
+    runs = st.load_runs(store).set_index("run_id")
+    ev = st.load_metrics(store).query("metric == 'eval_loss'")
+    return {(runs.attention[r], runs.seed[r]): dict(zip(g.step, g.value)) for r, g in ev.groupby("run_id")}
+
+
+def training_bench(attentions, task: str, seeds: int, train: TrainConfig, device, workers: int, log=print):
+    """One small sweep three ways, timed wall-clock in one run: the plain per-run loop, the ensemble
+    engine in this process, and the engine's sweep on `workers` processes (their start-up included).
+    Each engine's eval losses are compared with the plain loop's at every evaluation."""
+    jobs = sweep.plan(attentions, [task], seeds, train)
+    n_runs = sum(len(j.seeds) for j in jobs)
+    flops = sum(run_flops(j) * len(j.seeds) for j in jobs)
     peak = matmul_peak(device=device)
+    train_plain(jobs[0].model, jobs[0].task, replace(train, steps=3), 0, device)  # one-time set-up, untimed
+    sweep.warm_up(jobs[0], device)
+    threads = torch.get_num_threads()
+    secs, losses, procs = {}, {}, {}
+    t0 = time.perf_counter()
+    plain = {(j.model.attention, s): train_plain(j.model, j.task, train, s, device) for j in jobs for s in j.seeds}
+    secs["plain loop"], procs["plain loop"] = time.perf_counter() - t0, (1, threads)
+    losses["plain loop"] = {k: dict(evals) for k, (_, evals) in plain.items()}
+    engines = {"ensemble": 1, f"ensemble on {workers} workers": workers} if workers > 1 else {"ensemble": 1}
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, n in engines.items():
+            store = Path(tmp) / label.replace(" ", "_")
+            t0 = time.perf_counter()
+            sweep.run(store, jobs, device, workers=n)
+            secs[label], procs[label] = time.perf_counter() - t0, (n, threads if n == 1 else max(1, threads // n))
+            losses[label] = _stored_eval_losses(store)
     rows = []
-    for name in attentions:
-        cfg = ModelConfig(attention=name, vocab_size=t.vocab_size, max_len=t.seq_len)
-        train_ensemble(cfg, task_cfg, TrainConfig(steps=3, eval_every=3), [0], device)  # warm-up
-        t0 = time.perf_counter()
-        results = train_ensemble(cfg, task_cfg, train, list(range(seeds)), device)
-        engine_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        plain = [train_plain(cfg, task_cfg, train, s, device) for s in range(seeds)]
-        plain_s = time.perf_counter() - t0
-        # one log at the end: the engine's train_loss is the mean over all steps
-        engine_mean = [next(v for _, k, v in r.metrics if k == "train_loss") for r in results]
-        diff = max(abs(e - sum(p) / len(p)) for e, p in zip(engine_mean, plain))
-        flops = step_flops(cfg, task_cfg, train.batch_size) * seeds * train.steps
-        rows.append({"kind": "training", "attention": name, "task": task, "seeds": seeds, "steps": train.steps,
-                     "engine_runs_per_min": 60 * seeds / engine_s, "plain_runs_per_min": 60 * seeds / plain_s,
-                     "speedup": plain_s / engine_s, "max_loss_diff": diff, "engine_gflops": flops / engine_s / 1e9,
-                     "plain_gflops": flops / plain_s / 1e9, "peak_gflops": peak / 1e9,
-                     "utilisation": flops / engine_s / peak, "threads": torch.get_num_threads()})  # fmt: skip
-        log(f"training {name}: engine {rows[-1]['speedup']:.2f}x the plain loop, max loss diff {diff:.1e}")
+    for label, s in secs.items():
+        ref, got = losses["plain loop"], losses[label]
+        diff = max(abs(got[k][step] - v) for k in ref for step, v in ref[k].items())
+        rows.append({"kind": "training", "engine": label, "workers": procs[label][0], "threads": procs[label][1],
+                     "task": task, "attentions": len(jobs), "runs": n_runs, "steps": train.steps,
+                     "eval_every": train.eval_every, "seconds": s, "runs_per_min": 60 * n_runs / s,
+                     "speedup": secs["plain loop"] / s, "max_loss_diff": diff, "gflops": flops / s / 1e9,
+                     "peak_gflops": peak / 1e9, "utilisation": flops / s / peak})  # fmt: skip
+        log(f"training, {label}: {rows[-1]['runs_per_min']:.1f} runs/min, {rows[-1]['speedup']:.2f}x the plain loop")
     return pd.DataFrame(rows)
 
 
@@ -194,7 +217,7 @@ def profile_training(device, steps: int = 30, rows: int = 12) -> str:
     train = TrainConfig(steps=steps, eval_every=10_000)
     out = []
     runs = {
-        "ensemble of 3 (vmap)": lambda: train_ensemble(cfg, task_cfg, train, [0, 1, 2], device),
+        "ensemble of 3": lambda: train_ensemble(cfg, task_cfg, train, [0, 1, 2], device),
         "plain loop, 3 runs": lambda: [train_plain(cfg, task_cfg, train, s, device) for s in range(3)],
     }
     for label, fn in runs.items():  # fmt: skip
@@ -202,7 +225,7 @@ def profile_training(device, steps: int = 30, rows: int = 12) -> str:
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             fn()
         table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows, max_name_column_width=40)
-        out.append(f"== {label}, {steps} steps ==\n{table}")
+        out.append(f"== {label}, {steps} steps, {torch.get_num_threads()} threads ==\n{table}")
     return "\n".join(out)
 
 
@@ -213,12 +236,16 @@ def add_bench(sub):
     p.add_argument("--skip-training", action="store_true", help="only the attention micro-benchmark")
     p.add_argument("--profile", action="store_true", help="also print where a training step's time goes")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    p.add_argument("--workers", type=int, default=None, help="the sweep's worker processes (default: as sweep)")
     p.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args, parser):
     if args.device not in (None, "cpu", "cuda"):
         parser.error(f"--device: unknown {args.device!r}; allowed: cpu, cuda")
+    if args.workers is not None and args.workers <= 0:
+        parser.error(f"--workers: must be a positive integer, got {args.workers}")
+    keep_freed_memory()  # as the sweep's workers do, so every engine below runs alike
     device = torch.device(args.device) if args.device else default_device()
     grid, rounds = (QUICK_GRID, 2) if args.quick else (FULL_GRID, 7)
     meta = {"device": str(device), "threads": torch.get_num_threads(), "quick": args.quick}
@@ -232,11 +259,13 @@ def cmd_bench(args, parser):
     print("FLOPs relative to standard, and time per FLOP relative to standard (median):")
     print(table.round(2).to_string())
     if not args.skip_training:
-        train = TrainConfig(steps=20 if args.quick else 150, eval_every=10_000)
-        names = ["standard", "identity"] if args.quick else ["standard", "stacked", "bilinear", "tied_qk", "mqa"]
-        tr = training_bench(names, "associative_recall", 3, train, device)
+        # the default sweep's configurations and evaluation cadence, fewer steps
+        train = TrainConfig(steps=20, eval_every=10) if args.quick else TrainConfig(steps=200)
+        names = ["standard", "identity"] if args.quick else list(attention.ATTENTION)
+        workers = args.workers or default_workers(device)
+        tr = training_bench(names, "associative_recall", 3, train, device, workers)
         st.write_named(args.store, "bench", "training", tr, meta)
-        cols = ["attention", "engine_runs_per_min", "plain_runs_per_min", "speedup", "max_loss_diff", "utilisation"]
+        cols = ["engine", "runs", "runs_per_min", "speedup", "max_loss_diff", "gflops", "utilisation"]
         print(tr[cols].round(4).to_string(index=False))
     if args.profile:
         print(profile_training(device))

@@ -104,8 +104,9 @@ def cmd_sweep(args, parser):
         if not n_missing:
             bar.update(steps)
 
-    from .workers import default_workers
+    from .workers import default_workers, keep_freed_memory
 
+    keep_freed_memory()  # this process trains too when workers == 1
     workers = args.workers or default_workers(args.device)
     counts = sweep.run(args.store, jobs, args.device, on_job=on_job, on_step=lambda _: bar.update(1), workers=workers)
     bar.close()

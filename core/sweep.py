@@ -63,14 +63,21 @@ def summary(job: Job, seed: int, rid: str, result, command: str | None) -> dict:
 _warm = False  # per process: has a training already paid the one-time set-up?
 
 
+def warm_up(job: Job, device=None) -> None:
+    """The first training in a process pays ~2 s of one-time set-up: pay it before anything is timed."""
+    global _warm
+    from .train import train_ensemble
+
+    if not _warm:
+        train_ensemble(job.model, job.task, replace(job.train, steps=3, eval_every=3), [0], device)
+        _warm = True
+
+
 def train_job(store, job: Job, missing: list[int], device=None, command=None, on_step=None, should_stop=None):
     """Train the missing seeds of one job as one ensemble and store each run; None if stopped."""
-    global _warm
     from .train import train_ensemble  # torch only when something trains
 
-    if not _warm:  # the first training in a process pays ~2 s of one-time set-up; keep it out of the timings
-        train_ensemble(job.model, job.task, replace(job.train, steps=3, eval_every=3), missing[:1], device)
-        _warm = True
+    warm_up(job, device)
     results = train_ensemble(job.model, job.task, job.train, missing, device, on_step, should_stop)
     if results is None:
         return None

@@ -7,14 +7,18 @@ from core.cli import main
 
 
 def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
-    assert main(["bench", "--quick", "--store", str(tmp_path)]) == 0
+    assert main(["bench", "--quick", "--store", str(tmp_path), "--workers", "2"]) == 0
     assert "relative to nn.MultiheadAttention" in capsys.readouterr().out
     df = st.load_named(tmp_path, "bench")
     att = df[df.kind == "attention"]
     assert set(att.attention) == {*ATTENTION, "sdpa", REFERENCE}
     assert (att.ms > 0).all() and (att.peak_mb > 0).all()
     assert (att[att.attention == REFERENCE].ratio == 1.0).all()
-    tr = df[df.kind == "training"]
-    assert set(tr.attention) == {"standard", "identity"}
-    assert (tr.max_loss_diff < 1e-4).all() and (tr.speedup > 0).all() and (tr.utilisation > 0).all()
+    tr = df[df.kind == "training"].set_index("engine")
+    assert list(tr.index) == ["plain loop", "ensemble", "ensemble on 2 workers"]
+    assert (tr.runs == 6).all() and (tr.attentions == 2).all()
+    assert tr.speedup["plain loop"] == 1.0 and tr.max_loss_diff["plain loop"] == 0.0
+    assert (tr.max_loss_diff < 1e-4).all()  # every engine reproduces the plain loop's eval losses
+    assert (tr.speedup > 0).all() and (tr.utilisation > 0).all() and (tr.gflops <= tr.peak_gflops * 2).all()
+    assert list(tr.workers) == [1, 1, 2]
     assert st.read_meta(tmp_path / "bench" / "attention.parquet")["quick"] is True

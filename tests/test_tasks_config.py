@@ -25,7 +25,7 @@ def test_task_shapes_vocab_and_determinism(name):
     assert torch.equal(x, x2) and torch.equal(y, y2) and torch.equal(m, m2)
     assert not torch.equal(x, task.sample(64, gen(1))[0])
     e1, e2 = task.eval_set(), make_task(TaskConfig(name)).eval_set()
-    assert e1[0].shape[0] == 512 and torch.equal(e1[0], e2[0])
+    assert e1[0].shape[0] == TaskConfig().eval_size and torch.equal(e1[0], e2[0])
 
 
 def answers(name):

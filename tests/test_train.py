@@ -28,10 +28,13 @@ def test_ensemble_matches_each_seed_alone_and_the_plain_loop():
     together = train_ensemble(cfg, TASK, train, [0, 1, 2], device="cpu")
     for r in together:
         alone = train_ensemble(cfg, TASK, train, [r.seed], device="cpu")[0]
-        plain = train_plain(cfg, TASK, train, r.seed)
+        plain, plain_evals = train_plain(cfg, TASK, train, r.seed)
         assert len(step_losses(r)) == 50
         assert max(abs(a - b) for a, b in zip(step_losses(r), step_losses(alone))) < 1e-4
         assert max(abs(a - b) for a, b in zip(step_losses(r), plain)) < 1e-4
+        evals = [(s, v) for s, k, v in r.metrics if k == "eval_loss"]
+        assert [s for s, _ in evals] == [s for s, _ in plain_evals] == list(range(51))
+        assert max(abs(a - b) for (_, a), (_, b) in zip(evals, plain_evals)) < 1e-4
     # different seeds really are different runs
     assert step_losses(together[0])[0] != step_losses(together[1])[0]
 
