@@ -96,18 +96,21 @@ def cmd_sweep(args, parser):
 
     from tqdm import tqdm
 
-    steps = jobs[0].train.steps if jobs else 0
-    bar = tqdm(total=len(jobs) * steps, unit="step", disable=args.quiet, desc="sweep", smoothing=0.05)
-
-    def on_job(job, n_missing):
-        bar.set_postfix_str(f"{job.task.name}/{job.model.attention}")
-        if not n_missing:
-            bar.update(steps)
-
     from .workers import default_workers, keep_freed_memory
 
     keep_freed_memory()  # this process trains too when workers == 1
     workers = args.workers or default_workers(args.device)
+    steps = jobs[0].train.steps if jobs else 0
+    bar = tqdm(total=len(jobs) * steps, unit="step", disable=args.quiet, desc="sweep", smoothing=0.05)
+    if workers > 1:  # jobs run out of order: name the pool, not the last job handed out
+        bar.set_postfix_str(f"{workers} workers")
+
+    def on_job(job, n_missing):
+        if workers == 1:
+            bar.set_postfix_str(f"{job.task.name}/{job.model.attention}")
+        if not n_missing:
+            bar.update(steps)
+
     counts = sweep.run(args.store, jobs, args.device, on_job=on_job, on_step=lambda _: bar.update(1), workers=workers)
     bar.close()
     runs = st.load_runs(args.store)
