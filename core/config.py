@@ -77,7 +77,7 @@ class TaskConfig(_Config):
     n_symbols: int | None = None  # None: the task's default alphabet size
     length: int | None = None  # None: the task's default (items per sequence, or key-value pairs)
     # fixed held-out examples, drawn from eval_seed: 256 gives 2048-2816 answer positions per task;
-    # 512 made evaluation every 25 steps a third of a sweep's time (docs/benchmarks.md)
+    # 512, evaluated every 25 steps, added a third to a sweep's time (docs/benchmarks.md)
     eval_size: int = 256
     eval_seed: int = 12345
 

@@ -25,7 +25,9 @@ per = per.fillna({"std": 0.0})
 ui.chart(plots.bars_by_attention(per, y, facet="task", error="std"), per, f"runtime-{y}")
 st.caption(
     "All seeds of a configuration train together as one vectorized ensemble, so the step time is the ensemble's. "
-    "Runs are measured on whatever machine made the store (see the sidebar's provenance); compare within a store."
+    "On a CPU a sweep trains one ensemble per core in worker processes (one thread each, the runs' `threads` "
+    "column). Runs are measured on whatever machine made the store (see the sidebar's provenance); compare "
+    "within a store."
 )
 
 st.subheader("One attention layer, forward + backward")
