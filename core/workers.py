@@ -13,6 +13,7 @@ in flight are lost, and a rerun resumes.
 import ctypes
 import multiprocessing as mp
 import os
+import queue
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -83,7 +84,7 @@ def run_parallel(store, todo, device, command, workers: int, on_step=None) -> li
         while not stop.is_set() or not progress.empty():
             try:
                 progress.get(timeout=0.1)
-            except Exception:  # noqa: BLE001 - queue.Empty
+            except queue.Empty:
                 continue
             if on_step:
                 on_step(1)
