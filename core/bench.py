@@ -23,7 +23,7 @@ from .config import ModelConfig, TaskConfig, TrainConfig
 from .reference import train_plain
 from .tasks import make_task
 from .train import default_device, init_model, masked_ce, train_ensemble
-from .workers import default_workers, keep_freed_memory
+from .workers import default_workers, keep_freed_memory, threads_per_worker
 
 REFERENCE = "nn.MultiheadAttention"
 FULL_GRID = {"d_model": [64, 128, 256, 512], "seq_len": [64, 256, 1024], "n_heads": [1, 4, 8]}
@@ -192,7 +192,7 @@ def training_bench(attentions, task: str, seeds: int, train: TrainConfig, device
             store = Path(tmp) / label.replace(" ", "_")
             t0 = time.perf_counter()
             sweep.run(store, jobs, device, workers=n)
-            secs[label], procs[label] = time.perf_counter() - t0, (n, threads if n == 1 else max(1, threads // n))
+            secs[label], procs[label] = time.perf_counter() - t0, (n, threads_per_worker(n))
             losses[label] = _stored_eval_losses(store)
     rows = []
     for label, s in secs.items():

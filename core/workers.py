@@ -28,6 +28,11 @@ def cpu_cores() -> int:
     return torch.get_num_threads()
 
 
+def threads_per_worker(workers: int) -> int:
+    """Intra-op threads each process gets: the cores shared out (1 worker: all of them, in-process)."""
+    return max(1, cpu_cores() // workers)
+
+
 def default_workers(device=None) -> int:
     """One per core on a CPU; one on CUDA, where a single process keeps the GPU busy."""
     from .train import default_device
@@ -77,7 +82,7 @@ def run_parallel(store, todo, device, command, workers: int, on_step=None) -> li
     """Train each (job, missing seeds) in `todo` on a pool of `workers` processes; returns their counts."""
     ctx = mp.get_context("spawn")  # a fresh interpreter: no OpenMP state forked from a parent
     progress = ctx.Queue()
-    threads = max(1, cpu_cores() // workers)
+    threads = threads_per_worker(workers)
     stop = threading.Event()
 
     def drain():
