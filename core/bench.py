@@ -102,8 +102,8 @@ def layer_flops(module: nn.Module, x: torch.Tensor) -> int:
     return counter.get_total_flops()
 
 
-def round_robin(steps: dict, rounds: int, min_time: float) -> dict[str, float]:
-    """Median seconds per call of each step, measured in alternating rounds so drift hits all alike."""
+def round_robin(steps: dict, rounds: int, min_time: float) -> dict[str, list[float]]:
+    """Seconds per call of each step, one sample per round; rounds alternate the order so drift hits all alike."""
     timers = {
         n: benchmark.Timer("step()", globals={"step": f}, num_threads=torch.get_num_threads()) for n, f in steps.items()
     }
@@ -112,10 +112,12 @@ def round_robin(steps: dict, rounds: int, min_time: float) -> dict[str, float]:
     for r in range(rounds):
         for n in names[r % len(names) :] + names[: r % len(names)]:
             samples[n].append(timers[n].timeit(number[n]).median)
-    return {n: float(torch.tensor(v).median()) for n, v in samples.items()}
+    return samples
 
 
-def attention_bench(grid: dict, device, rounds: int = 7, min_time: float = 0.03, log=print) -> pd.DataFrame:
+def attention_bench(grid: dict, device, rounds: int = 15, min_time: float = 0.03, log=print) -> pd.DataFrame:
+    """Every layer at every grid point; `ratio` is the median over rounds of (this layer's time / the reference's
+    time in the same round): paired samples cancel the machine's drift, which moves single timings by +-10%."""
     names = [*attention.ATTENTION, "sdpa", REFERENCE]
     rows = []
     for D in grid["d_model"]:
@@ -127,17 +129,20 @@ def attention_bench(grid: dict, device, rounds: int = 7, min_time: float = 0.03,
                 x = torch.randn(max(1, TOKENS // T), T, D, device=device, requires_grad=True)
                 mods = {n: layer(n, D, H).to(device) for n in names}
                 secs = round_robin({n: fwd_bwd(m, x) for n, m in mods.items()}, rounds, min_time)
+                ref = torch.tensor(secs[REFERENCE])
                 for n, m in mods.items():
+                    paired = torch.tensor(secs[n]) / ref  # (rounds,)
                     rows.append({"kind": "attention", "attention": n, "d_model": D, "seq_len": T, "n_heads": H,
-                                 "batch": x.shape[0], "ms": 1e3 * secs[n], "gflop": layer_flops(m, x) / 1e9,
+                                 "batch": x.shape[0], "ms": 1e3 * float(torch.tensor(secs[n]).quantile(0.5)),
+                                 "ratio": float(paired.quantile(0.5)), "ratio_q25": float(paired.quantile(0.25)),
+                                 "ratio_q75": float(paired.quantile(0.75)), "gflop": layer_flops(m, x) / 1e9,
                                  "peak_mb": memory_mb(m, x)})  # fmt: skip
-                log(f"attention D={D} T={T} H={H}: standard {secs['standard'] / secs[REFERENCE]:.2f}x {REFERENCE}")
+                ratio = next(r["ratio"] for r in rows[-len(mods) :] if r["attention"] == "standard")
+                log(f"attention D={D} T={T} H={H}: standard {ratio:.2f}x {REFERENCE}")
     df = pd.DataFrame(rows)
     key = ["d_model", "seq_len", "n_heads"]
     by_point = df.set_index(key)
-    ref = by_point[by_point.attention == REFERENCE]["ms"]
     std = by_point[by_point.attention == "standard"]
-    df["ratio"] = df.ms / by_point.index.map(ref).to_numpy()
     # time per FLOP relative to standard's: above 1 means slower than its own arithmetic explains
     df["ms_per_gflop_vs_standard"] = (df.ms / df.gflop) / by_point.index.map(std.ms / std.gflop).to_numpy()
     return df
@@ -247,7 +252,7 @@ def cmd_bench(args, parser):
         parser.error(f"--workers: must be a positive integer, got {args.workers}")
     keep_freed_memory()  # as the sweep's workers do, so every engine below runs alike
     device = torch.device(args.device) if args.device else default_device()
-    grid, rounds = (QUICK_GRID, 2) if args.quick else (FULL_GRID, 7)
+    grid, rounds = (QUICK_GRID, 2) if args.quick else (FULL_GRID, 15)
     meta = {"device": str(device), "threads": torch.get_num_threads(), "quick": args.quick}
     att = attention_bench(grid, device, rounds)
     st.write_named(args.store, "bench", "attention", att, meta)

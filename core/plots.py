@@ -162,8 +162,10 @@ def lines_by_attention(
     log_y=False,
     reference: pd.DataFrame | None = None,
     reference_name: str = "reference",
+    spread: tuple[str, str] | None = None,
 ) -> go.Figure:
-    """One line per parameterization (optionally faceted); an optional black reference line per facet."""
+    """One line per parameterization (optionally faceted); an optional black reference line per facet.
+    spread: (low, high) columns drawn as error bars around y, e.g. a timing's quartiles over rounds."""
     facets = list(dict.fromkeys(df[facet])) if facet else [""]
     fig, cols = _grid([str(f) for f in facets])
     for i, f in enumerate(facets):
@@ -171,10 +173,14 @@ def lines_by_attention(
         row, col = i // cols + 1, i % cols + 1
         for name in ordered(d["attention"]):
             a = d[d.attention == name].sort_values(x)
+            err = None
+            if spread:
+                err = dict(type="data", symmetric=False, array=a[spread[1]] - a[y], arrayminus=a[y] - a[spread[0]])
             fig.add_trace(
                 go.Scatter(
                     x=a[x],
                     y=a[y],
+                    error_y=err,
                     mode="lines+markers",
                     name=name,
                     line=dict(color=color(name)),

@@ -48,15 +48,25 @@ metric = ui.url_widget(
     "bm",
     "ratio",
     options=["ratio", "ms", "peak_mb"],
-    help="ratio: time relative to nn.MultiheadAttention at the same shape",
+    help="ratio: time relative to nn.MultiheadAttention at the same shape, the median over rounds of paired "
+    "timings; the bars span the middle half of the rounds",
 )
 heads = ui.url_widget(c[1].selectbox, "n_heads", "bh", int(b.n_heads.max()), options=sorted(b.n_heads.unique()))
 x = ui.url_widget(c[2].selectbox, "x axis", "bx", "seq_len", options=["seq_len", "d_model"])
 facet = "d_model" if x == "seq_len" else "seq_len"
 b = b[(b.n_heads == heads) & b.attention.isin(ui.selection()["attentions"] + [REFERENCE, "sdpa"])]
 ours, ref = b[b.attention != REFERENCE], b[b.attention == REFERENCE]
+spread = ("ratio_q25", "ratio_q75") if metric == "ratio" and "ratio_q25" in b else None  # older stores lack them
 fig = plots.lines_by_attention(
-    ours, x, metric, facet=facet, log_x=True, log_y=metric != "ratio", reference=ref, reference_name=REFERENCE
+    ours,
+    x,
+    metric,
+    facet=facet,
+    log_x=True,
+    log_y=metric != "ratio",
+    reference=ref,
+    reference_name=REFERENCE,
+    spread=spread,
 )
 ui.chart(fig, b.sort_values(["attention", facet, x]), f"bench-{metric}-H{heads}")
 st.caption(

@@ -14,6 +14,7 @@ def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
     assert set(att.attention) == {*ATTENTION, "sdpa", REFERENCE}
     assert (att.ms > 0).all() and (att.peak_mb > 0).all()
     assert (att[att.attention == REFERENCE].ratio == 1.0).all()
+    assert ((att.ratio_q25 <= att.ratio) & (att.ratio <= att.ratio_q75)).all()  # paired per-round quartiles
     tr = df[df.kind == "training"].set_index("engine")
     assert list(tr.index) == ["plain loop", "ensemble", "ensemble on 2 workers"]
     assert (tr.runs == 6).all() and (tr.attentions == 2).all()
