@@ -7,6 +7,7 @@
 
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -148,11 +149,21 @@ def attention_bench(grid: dict, device, rounds: int = 15, min_time: float = 0.03
     return df
 
 
-def matmul_peak(n: int = 1024, device="cpu") -> float:
-    """float32 FLOP/s of a large square matmul, median of repeats, at the thread count in use."""
+def matmul_peak(n: int = 1024, device="cpu", threads: int | None = None) -> float:
+    """float32 FLOP/s of a large square matmul, median of repeats, at `threads` (default: those in use)."""
     a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
-    t = benchmark.Timer("a @ b", globals={"a": a, "b": b}, num_threads=torch.get_num_threads())
+    t = benchmark.Timer("a @ b", globals={"a": a, "b": b}, num_threads=threads or torch.get_num_threads())
     return 2 * n**3 / t.blocked_autorange(min_run_time=0.5).median
+
+
+@contextmanager
+def num_threads(n: int):
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
 
 
 def run_flops(job) -> int:
@@ -176,35 +187,44 @@ def _stored_eval_losses(store) -> dict:
 
 
 def training_bench(attentions, task: str, seeds: int, train: TrainConfig, device, workers: int, log=print):
-    """One small sweep three ways, timed wall-clock in one run: the plain per-run loop, the ensemble
-    engine in this process, and the engine's sweep on `workers` processes (their start-up included).
-    Each engine's eval losses are compared with the plain loop's at every evaluation."""
+    """One small sweep several ways, timed wall-clock in one run: the plain per-run loop, the ensemble
+    engine in this process (on a CPU also on one thread: one worker's share, without a neighbour),
+    and the engine's sweep on `workers` processes (their start-up included). Each engine's eval
+    losses are compared with the plain loop's at every evaluation; its utilisation is against the
+    matmul peak at the threads it uses in all (processes x threads each)."""
     jobs = sweep.plan(attentions, [task], seeds, train)
     n_runs = sum(len(j.seeds) for j in jobs)
     flops = sum(run_flops(j) * len(j.seeds) for j in jobs)
-    peak = matmul_peak(device=device)
+    threads = torch.get_num_threads()
+    engines = {"plain loop": (1, threads), "ensemble": (1, threads)}  # label: (processes, threads each)
+    if torch.device(device).type == "cpu" and threads > 1:
+        engines["ensemble on one thread"] = (1, 1)
+    if workers > 1:
+        engines[f"ensemble on {workers} workers"] = (workers, threads_per_worker(workers))
+    peaks = {n: matmul_peak(device=device, threads=n) for n in {p * t for p, t in engines.values()}}
     train_plain(jobs[0].model, jobs[0].task, replace(train, steps=3), 0, device)  # one-time set-up, untimed
     sweep.warm_up(jobs[0], device)
-    threads = torch.get_num_threads()
-    secs, losses, procs = {}, {}, {}
+    secs, losses = {}, {}
     t0 = time.perf_counter()
     plain = {(j.model.attention, s): train_plain(j.model, j.task, train, s, device) for j in jobs for s in j.seeds}
-    secs["plain loop"], procs["plain loop"] = time.perf_counter() - t0, (1, threads)
+    secs["plain loop"] = time.perf_counter() - t0
     losses["plain loop"] = {k: dict(evals) for k, (_, evals) in plain.items()}
-    engines = {"ensemble": 1, f"ensemble on {workers} workers": workers} if workers > 1 else {"ensemble": 1}
     with tempfile.TemporaryDirectory() as tmp:
-        for label, n in engines.items():
+        for label, (n, t) in list(engines.items())[1:]:
             store = Path(tmp) / label.replace(" ", "_")
             t0 = time.perf_counter()
-            sweep.run(store, jobs, device, workers=n)
-            secs[label], procs[label] = time.perf_counter() - t0, (n, threads_per_worker(n))
+            with num_threads(t if n == 1 else threads):  # the pool sets its workers' threads itself
+                sweep.run(store, jobs, device, workers=n)
+            secs[label] = time.perf_counter() - t0
             losses[label] = _stored_eval_losses(store)
     rows = []
     for label, s in secs.items():
+        n, t = engines[label]
+        peak = peaks[n * t]
         ref, got = losses["plain loop"], losses[label]
         diff = max(abs(got[k][step] - v) for k in ref for step, v in ref[k].items())
-        rows.append({"kind": "training", "engine": label, "workers": procs[label][0], "threads": procs[label][1],
-                     "task": task, "attentions": len(jobs), "runs": n_runs, "steps": train.steps,
+        rows.append({"kind": "training", "engine": label, "workers": n, "threads": t, "task": task,
+                     "attentions": len(jobs), "runs": n_runs, "steps": train.steps,
                      "eval_every": train.eval_every, "seconds": s, "runs_per_min": 60 * n_runs / s,
                      "speedup": secs["plain loop"] / s, "max_loss_diff": diff, "gflops": flops / s / 1e9,
                      "peak_gflops": peak / 1e9, "utilisation": flops / s / peak})  # fmt: skip

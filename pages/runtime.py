@@ -97,8 +97,10 @@ else:
     ui.download(tr, "bench-training")
     st.caption(
         "One small sweep (every parameterization × 3 seeds on associative recall, the default configs and eval "
-        "cadence, fewer steps) trained three ways in one run: the plain per-run loop (torch.optim.AdamW), the "
-        "vectorized ensemble in one process, and the ensemble on worker processes (one core each, start-up "
-        "included). max_loss_diff: the largest eval-loss gap to the plain loop. utilisation: FLOP/s (training and "
-        "eval, counted by FlopCounterMode) over a float32 matmul peak measured in the same run."
+        "cadence, fewer steps) trained several ways in one run: the plain per-run loop (torch.optim.AdamW), the "
+        "vectorized ensemble in one process (with all threads, then with one: a worker's share without a "
+        "neighbour), and the ensemble on worker processes (one core each, start-up included). max_loss_diff: the "
+        "largest eval-loss gap to the plain loop. utilisation: FLOP/s (training and eval, counted by "
+        "FlopCounterMode) over a float32 matmul peak measured in the same run at the threads the engine uses "
+        "in all (workers × threads)."
     )

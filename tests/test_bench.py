@@ -1,5 +1,7 @@
 """`python -m core bench --quick` runs and writes well-formed results (no timing is asserted)."""
 
+import torch
+
 from core import store as st
 from core.attention import ATTENTION
 from core.bench import REFERENCE
@@ -7,6 +9,7 @@ from core.cli import main
 
 
 def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
+    threads = torch.get_num_threads()
     assert main(["bench", "--quick", "--store", str(tmp_path), "--workers", "2"]) == 0
     assert "relative to nn.MultiheadAttention" in capsys.readouterr().out
     df = st.load_named(tmp_path, "bench")
@@ -16,10 +19,13 @@ def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
     assert (att[att.attention == REFERENCE].ratio == 1.0).all()
     assert ((att.ratio_q25 <= att.ratio) & (att.ratio <= att.ratio_q75)).all()  # paired per-round quartiles
     tr = df[df.kind == "training"].set_index("engine")
-    assert list(tr.index) == ["plain loop", "ensemble", "ensemble on 2 workers"]
+    one_thread = ["ensemble on one thread"] if torch.get_num_threads() > 1 else []
+    assert list(tr.index) == ["plain loop", "ensemble", *one_thread, "ensemble on 2 workers"]
     assert (tr.runs == 6).all() and (tr.attentions == 2).all()
     assert tr.speedup["plain loop"] == 1.0 and tr.max_loss_diff["plain loop"] == 0.0
     assert (tr.max_loss_diff < 1e-4).all()  # every engine reproduces the plain loop's eval losses
     assert (tr.speedup > 0).all() and (tr.utilisation > 0).all() and (tr.gflops <= tr.peak_gflops * 2).all()
-    assert list(tr.workers) == [1, 1, 2]
+    assert list(tr.workers) == [1, 1, *[1] * len(one_thread), 2]
+    assert (tr.threads[one_thread] == 1).all()
     assert st.read_meta(tmp_path / "bench" / "attention.parquet")["quick"] is True
+    assert torch.get_num_threads() == threads  # the one-thread engine gives the threads back
