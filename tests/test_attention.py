@@ -149,6 +149,39 @@ def test_kv_head_defaults_and_mapping():
         torch.testing.assert_close(hw["W_V"][h], m.W_V[h // 3])
 
 
+@pytest.mark.parametrize("name", ["mqa", "gqa"])
+def test_shared_kv_heads_repeated_for_threads_match_the_grouped_kernel(name, monkeypatch):
+    """With fewer (batch, K/V head) pairs than threads, _attend repeats K/V per query head instead
+    of SDPA's enable_gqa: outputs and gradients must not change."""
+    import core.attention.base as base
+
+    grouped = []
+    sdpa = base.F.scaled_dot_product_attention
+    monkeypatch.setattr(
+        base.F, "scaled_dot_product_attention", lambda *a, **kw: grouped.append(kw["enable_gqa"]) or sdpa(*a, **kw)
+    )
+    torch.manual_seed(0)
+    m = build(name, 64, 8)
+    x = torch.randn(1, 17, 64)
+    runs = []
+    threads = torch.get_num_threads()
+    try:
+        for n in (1, 2 * m.n_kv_heads):  # 1 thread: the grouped kernel; more threads than pairs: repeated K/V
+            torch.set_num_threads(n)
+            m.zero_grad()
+            xi = x.clone().requires_grad_()
+            y = m(xi)
+            y.square().sum().backward()
+            runs.append((y.detach(), xi.grad, [p.grad.clone() for p in m.parameters()]))
+    finally:
+        torch.set_num_threads(threads)
+    assert grouped == [True, False]
+    (y1, gx1, gp1), (y2, gx2, gp2) = runs
+    torch.testing.assert_close(y1, y2)
+    for a, b in zip([gx1, *gp1], [gx2, *gp2]):
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)  # summation order differs between the kernels
+
+
 @pytest.mark.parametrize(
     "kwargs,field",
     [

@@ -103,6 +103,12 @@ class Attention(nn.Module):
         batch = q.shape[:-3]  # (*lead, B): members fold into the batch, so one SDPA call serves the ensemble
         q, k, v = (t.reshape(-1, *t.shape[-3:]) for t in (q, k, v))  # (*lead B, n, T, r)
         gqa = k.shape[1] != q.shape[1]
+        if gqa and q.device.type == "cpu" and q.shape[0] * k.shape[1] < torch.get_num_threads():
+            # CPU flash attention's backward shares work out by (batch, key/value head): with fewer
+            # such pairs than threads, threads idle (mqa at batch 1, T=1024 took 1.1-1.6x standard's
+            # time). Repeating K/V per query head costs one (N, H, T, r) copy and restores the split.
+            k, v = (t.repeat_interleave(q.shape[1] // t.shape[1], dim=1) for t in (k, v))  # (*lead B, H, T, r)
+            gqa = False
         o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=self.scale, enable_gqa=gqa)
         return o.reshape(*batch, *o.shape[1:])  # (*lead, B, H, T, r)
 
