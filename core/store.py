@@ -75,18 +75,22 @@ def provenance(command: str | None = None) -> dict:
     }
 
 
-def _git_commit() -> str | None:
-    """The code's commit, with '+dirty' for uncommitted changes; None outside a git checkout.
+_ROOT = Path(__file__).resolve().parents[1]
 
-    Read once, at import: that is the code this process runs, whatever changes on disk later.
+
+def _git_commit(root: Path = _ROOT) -> str | None:
+    """The code's commit, with '+dirty' for uncommitted changes to it; None outside a git checkout.
+
+    Only core/ and requirements.txt count: they are what produces results, while a sweep that
+    regenerates data/ changes the checkout's files itself. Read once, at import: that is the code
+    this process runs, whatever changes on disk later.
     """
-    root = Path(__file__).resolve().parents[1]
     try:
         run = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=5)  # noqa: E731
         head = run("rev-parse", "--short", "HEAD")
         if head.returncode:
             return None
-        dirty = run("status", "--porcelain", "--untracked-files=no").stdout.strip()
+        dirty = run("status", "--porcelain", "--", "core", "requirements.txt").stdout.strip()
         return head.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return None

@@ -1,5 +1,6 @@
 """The store round-trips runs without torch or pickle and survives foreign or broken files."""
 
+import subprocess
 from importlib import metadata
 
 import numpy as np
@@ -78,3 +79,20 @@ def test_foreign_and_broken_files_are_skipped_with_a_warning(tmp_path, trained):
 def test_empty_or_missing_store_loads_empty(tmp_path):
     assert st.load_runs(tmp_path / "nope").empty and list(st.load_runs(tmp_path).columns) == st.RUN_COLUMNS
     assert st.load_metrics(tmp_path).empty and st.load_named(tmp_path, "bench").empty
+
+
+def test_provenance_is_dirty_for_code_changes_not_for_regenerated_data(tmp_path):
+    git = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)  # noqa: E731
+    git("init", "-q")
+    for f in ("core/train.py", "data/runs/a.parquet", "README.md"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("v1")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    head = st._git_commit(tmp_path)
+    assert head and not head.endswith("+dirty")
+    (tmp_path / "data" / "runs" / "a.parquet").unlink()  # a sweep regenerating the bundled store
+    (tmp_path / "README.md").write_text("v2")
+    assert st._git_commit(tmp_path) == head
+    (tmp_path / "core" / "train.py").write_text("v2")  # the code that makes results
+    assert st._git_commit(tmp_path) == head + "+dirty"
