@@ -9,6 +9,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -191,7 +192,7 @@ def training_bench(attentions, task: str, seeds: int, train: TrainConfig, device
     engine in this process (on a CPU also on one thread: one worker's share, without a neighbour),
     and the engine's sweep on `workers` processes (their start-up included). Each engine's eval
     losses are compared with the plain loop's at every evaluation; its utilisation is against the
-    matmul peak at the threads it uses in all (processes x threads each)."""
+    matmul peak at the threads it uses in all (processes x threads each), measured around its run."""
     jobs = sweep.plan(attentions, [task], seeds, train)
     n_runs = sum(len(j.seeds) for j in jobs)
     flops = sum(run_flops(j) * len(j.seeds) for j in jobs)
@@ -201,26 +202,31 @@ def training_bench(attentions, task: str, seeds: int, train: TrainConfig, device
         engines["ensemble on one thread"] = (1, 1)
     if workers > 1:
         engines[f"ensemble on {workers} workers"] = (workers, threads_per_worker(workers))
-    peaks = {n: matmul_peak(device=device, threads=n) for n in {p * t for p, t in engines.values()}}
     train_plain(jobs[0].model, jobs[0].task, replace(train, steps=3), 0, device)  # one-time set-up, untimed
     sweep.warm_up(jobs[0], device)
-    secs, losses = {}, {}
-    t0 = time.perf_counter()
-    plain = {(j.model.attention, s): train_plain(j.model, j.task, train, s, device) for j in jobs for s in j.seeds}
-    secs["plain loop"] = time.perf_counter() - t0
+    secs, losses, peaks = {}, {}, {}
+
+    def timed(label, fn):  # the peak is measured just before and after: both see the machine as the run did
+        n, t = engines[label]
+        before = matmul_peak(device=device, threads=n * t)
+        t0 = time.perf_counter()
+        out = fn()
+        secs[label] = time.perf_counter() - t0
+        peaks[label] = (before + matmul_peak(device=device, threads=n * t)) / 2
+        return out
+
+    plain = timed("plain loop", lambda: {(j.model.attention, s): train_plain(j.model, j.task, train, s, device)
+                                         for j in jobs for s in j.seeds})  # fmt: skip
     losses["plain loop"] = {k: dict(evals) for k, (_, evals) in plain.items()}
     with tempfile.TemporaryDirectory() as tmp:
         for label, (n, t) in list(engines.items())[1:]:
             store = Path(tmp) / label.replace(" ", "_")
-            t0 = time.perf_counter()
             with num_threads(t if n == 1 else threads):  # the pool sets its workers' threads itself
-                sweep.run(store, jobs, device, workers=n)
-            secs[label] = time.perf_counter() - t0
+                timed(label, partial(sweep.run, store, jobs, device, workers=n))
             losses[label] = _stored_eval_losses(store)
     rows = []
     for label, s in secs.items():
-        n, t = engines[label]
-        peak = peaks[n * t]
+        (n, t), peak = engines[label], peaks[label]
         ref, got = losses["plain loop"], losses[label]
         diff = max(abs(got[k][step] - v) for k in ref for step, v in ref[k].items())
         rows.append({"kind": "training", "engine": label, "workers": n, "threads": t, "task": task,
