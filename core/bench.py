@@ -22,9 +22,10 @@ from torch.utils.flop_counter import FlopCounterMode
 from . import attention, sweep
 from . import store as st
 from .config import ModelConfig, TaskConfig, TrainConfig
+from .flops import matmul_peak, run_flops
 from .reference import train_plain
 from .tasks import make_task
-from .train import default_device, init_model, masked_ce, train_ensemble
+from .train import default_device, train_ensemble
 from .workers import default_workers, keep_freed_memory, threads_per_worker
 
 REFERENCE = "nn.MultiheadAttention"
@@ -150,13 +151,6 @@ def attention_bench(grid: dict, device, rounds: int = 15, min_time: float = 0.03
     return df
 
 
-def matmul_peak(n: int = 1024, device="cpu", threads: int | None = None) -> float:
-    """float32 FLOP/s of a large square matmul, median of repeats, at `threads` (default: those in use)."""
-    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
-    t = benchmark.Timer("a @ b", globals={"a": a, "b": b}, num_threads=threads or torch.get_num_threads())
-    return 2 * n**3 / t.blocked_autorange(min_run_time=0.5).median
-
-
 @contextmanager
 def num_threads(n: int):
     old = torch.get_num_threads()
@@ -165,20 +159,6 @@ def num_threads(n: int):
         yield
     finally:
         torch.set_num_threads(old)
-
-
-def run_flops(job) -> int:
-    """FLOPs of one run of a sweep job, counted by torch's FlopCounterMode: every training step
-    (forward + backward of one batch) and every evaluation (forward over the eval set)."""
-    task, train = make_task(job.task), job.train
-    model = init_model(job.model, 0)
-    x, y, m = task.sample(train.batch_size, torch.Generator().manual_seed(0))
-    with FlopCounterMode(display=False) as step:
-        masked_ce(model(x), y, m).backward()
-    with FlopCounterMode(display=False) as evaluation, torch.no_grad():
-        model(task.eval_set()[0])
-    n_evals = 1 + sum(s % train.eval_every == 0 or s == train.steps for s in range(1, train.steps + 1))
-    return step.get_total_flops() * train.steps + evaluation.get_total_flops() * n_evals
 
 
 def _stored_eval_losses(store) -> dict:

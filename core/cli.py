@@ -3,6 +3,7 @@
 import argparse
 import re
 import sys
+from functools import partial
 
 from .attention import ATTENTION
 from .store import BUNDLED_SWEEP  # noqa: F401 - part of the CLI's interface
@@ -74,6 +75,8 @@ def add_sweep(sub):
 
 
 def cmd_sweep(args, parser):
+    import torch
+
     from . import store as st
     from . import sweep
     from .config import TrainConfig
@@ -96,22 +99,30 @@ def cmd_sweep(args, parser):
 
     from tqdm import tqdm
 
-    from .workers import default_workers, keep_freed_memory
+    from .flops import measured_sweep
+    from .train import default_device
+    from .workers import default_workers, keep_freed_memory, threads_per_worker
 
     keep_freed_memory()  # this process trains too when workers == 1
-    workers = args.workers or default_workers(args.device)
+    device = args.device or str(default_device())
+    workers = args.workers or default_workers(device)
     steps = jobs[0].train.steps if jobs else 0
     bar = tqdm(total=len(jobs) * steps, unit="step", disable=args.quiet, desc="sweep", smoothing=0.05)
     if workers > 1:  # jobs run out of order: name the pool, not the last job handed out
         bar.set_postfix_str(f"{workers} workers")
 
+    missing = {}  # job -> seeds the store lacks: what the sweep trains, for its FLOP count
+
     def on_job(job, n_missing):
+        missing[job] = n_missing
         if workers == 1:
             bar.set_postfix_str(f"{job.task.name}/{job.model.attention}")
         if not n_missing:
             bar.update(steps)
 
-    counts = sweep.run(args.store, jobs, args.device, on_job=on_job, on_step=lambda _: bar.update(1), workers=workers)
+    run = partial(sweep.run, args.store, jobs, device, on_job=on_job, on_step=lambda _: bar.update(1), workers=workers)
+    threads = workers * threads_per_worker(workers) if workers > 1 else torch.get_num_threads()
+    counts, report = measured_sweep(run, missing, device, threads)
     bar.close()
     runs = st.load_runs(args.store)
     wanted = {rid for j in jobs for rid in j.run_ids().values()}
@@ -132,6 +143,13 @@ def cmd_sweep(args, parser):
     print(
         f"trained {counts['trained']} runs ({counts['diverged']} diverged), skipped {counts['skipped']} already stored"
     )
+    if report is not None:  # the Runtime page shows it; a later sweep that trains nothing keeps it
+        st.write_named(args.store, "bench", "sweep", report, {"device": device, "workers": workers})
+        r = report.iloc[0]
+        print(
+            f"{r.seconds // 60:.0f} min {r.seconds % 60:.0f} s wall, {r.gflops:.1f} GFLOP/s = {r.utilisation:.0%} "
+            f"of the float32 matmul peak measured here ({r.peak_gflops:.0f} GFLOP/s at {threads} threads)"
+        )
 
 
 def add_summary(sub):

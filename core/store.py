@@ -4,7 +4,8 @@
                                          configs and provenance in the parquet schema metadata
     STORE/weights/<run_id>.safetensors   final per-head weights of every layer (float16) and the
                                          attention patterns of a few eval examples
-    STORE/bench/*.parquet, STORE/pretrained/*.parquet   tables written by `bench` and `pretrained`
+    STORE/bench/*.parquet, STORE/pretrained/*.parquet   tables written by `bench` and `pretrained`;
+                                         bench/sweep.parquet: the last sweep's wall time and FLOP/s
 
 Every file is written to a temporary name and renamed into place, and a run's parquet is written
 after its weights: a run exists once its parquet does, so a kill loses at most the runs in flight.

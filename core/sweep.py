@@ -60,6 +60,15 @@ def summary(job: Job, seed: int, rid: str, result, command: str | None) -> dict:
     }
 
 
+def cost(job: Job, n_seeds: int) -> int:
+    """A job's training work in multiply-adds, roughly: tokens x (weights each token meets + attention
+    scores). Only its order matters: workers take the longest jobs first, so no core is left alone
+    with one long job at the end of a sweep."""
+    p, T = count_model_params(job.model), job.model.max_len
+    per_token = p["attention"] + p["mlp"] + p["unembedding"] + job.model.n_layers * T * job.model.d_model
+    return n_seeds * job.train.steps * job.train.batch_size * T * per_token
+
+
 _warm = False  # per process: has a training already paid the one-time set-up?
 
 
@@ -127,6 +136,7 @@ def run(
     if todo:
         from .workers import run_parallel
 
+        todo.sort(key=lambda t: cost(t[0], len(t[1])), reverse=True)  # longest first
         for done in run_parallel(store, todo, device, command, min(workers, len(todo)), on_step):
             counts["trained"] += done["trained"]
             counts["diverged"] += done["diverged"]

@@ -30,8 +30,22 @@ st.caption(
     "within a store."
 )
 
-st.subheader("One attention layer, forward + backward")
 bench = ui.named("bench")
+sw = bench[bench.kind == "sweep"] if "kind" in bench else bench.iloc[0:0]
+if not sw.empty:
+    st.subheader("The sweep that made these runs")
+    cols = ["jobs", "runs", "steps", "threads", "seconds", "runs_per_min", "gflops", "peak_gflops", "utilisation"]
+    sw = sw[cols].astype({"jobs": int, "runs": int, "steps": int, "threads": int})
+    st.dataframe(sw, hide_index=True, width="stretch", column_config={
+        "utilisation": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.2f")})  # fmt: skip
+    ui.download(sw, "bench-sweep")
+    st.caption(
+        "Measured by `python -m core sweep` itself: wall time of the last sweep that trained anything, and its "
+        "FLOP/s (every training step and evaluation, counted by FlopCounterMode) over a float32 matmul peak "
+        "measured just before and after it at all the threads it used."
+    )
+
+st.subheader("One attention layer, forward + backward")
 if bench.empty or "kind" not in bench or not (bench.kind == "attention").any():
     st.info(
         "No micro-benchmark results in this store. Produce them with\n\n```bash\npython -m core bench --store "

@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from core import store as st
+from core import sweep as sweep_mod
 from core.cli import main
+from core.config import TrainConfig
+from core.flops import run_flops
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-every", "10", "--quiet"]
@@ -32,6 +35,23 @@ def test_sweep_runs_then_resumes_without_rewriting(tmp_path, capsys):
     assert "trained 2 runs" in out and "skipped 4 already stored" in out
     assert len(st.load_runs(tmp_path)) == 6
     assert all(p.stat().st_mtime_ns == t for p, t in mtimes.items())
+
+
+def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them(tmp_path, capsys):
+    sweep(tmp_path, "--attention", "standard,bilinear", "--task", "reverse", "--seeds", "2", "--workers", "1")
+    assert "of the float32 matmul peak measured here" in capsys.readouterr().out
+    path = tmp_path / "bench" / "sweep.parquet"
+    rec = st.load_named(tmp_path, "bench").iloc[0]
+    assert (rec.kind, rec.jobs, rec.runs, rec.steps) == ("sweep", 2, 4, 20)
+    assert rec.seconds > 0 and 0 < rec.gflops < rec.peak_gflops
+    assert rec.utilisation == pytest.approx(rec.gflops / rec.peak_gflops)
+    tiny_train, tiny_model = TrainConfig(steps=20, eval_every=10), {"d_model": 16, "n_heads": 2}
+    tiny = sweep_mod.plan(["standard"], ["reverse"], 1, tiny_train, tiny_model)
+    assert rec.gflop > 4 * run_flops(tiny[0]) / 1e9  # standard's two seeds, and bilinear's two, which cost more
+    assert st.read_meta(path)["provenance"]["versions"]["torch"].startswith("2.13")
+    mtime = path.stat().st_mtime_ns
+    sweep(tmp_path, "--attention", "standard,bilinear", "--task", "reverse", "--seeds", "2")
+    assert "skipped 4 already stored" in capsys.readouterr().out and path.stat().st_mtime_ns == mtime
 
 
 @pytest.mark.parametrize(

@@ -69,3 +69,14 @@ def test_workers_exit_when_the_sweep_alone_is_killed(tmp_path):
         time.sleep(0.2)
     assert not any(_alive(p) for p in workers), "orphaned workers must exit, not train on"
     assert not list((tmp_path / "runs").glob("*.parquet"))  # 2000 steps: nothing was finished, nothing half-written
+
+
+def test_workers_take_the_longest_jobs_first():
+    jobs = sweep.plan(["identity", "standard", "stacked"], ["histogram", "associative_recall"], 3, TINY_TRAIN)
+    order = sorted(jobs, key=lambda j: sweep.cost(j, 3), reverse=True)
+    assert [(j.task.name, j.model.attention) for j in order[:2]] == [
+        ("associative_recall", "stacked"),  # the longest sequences and the most weights
+        ("associative_recall", "standard"),
+    ]
+    assert order[-1].model.attention == "identity" and order[-1].task.name == "histogram"
+    assert sweep.cost(jobs[0], 1) * 3 == sweep.cost(jobs[0], 3)
