@@ -109,6 +109,25 @@ def _atomic(path: Path, write) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        pass
+    return True
+
+
+def remove_stale_tmp(store) -> int:
+    """Delete the temporary files of writers that were killed mid-write (their pid is gone); a live
+    writer's are left alone. Returns how many were removed."""
+    stale = [p for p in Path(store).glob("*/.*.tmp") if not _alive(int(p.name.rsplit(".", 2)[1]))]
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return len(stale)
+
+
 def write_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
     table = pa.Table.from_pandas(df, preserve_index=False)
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), META_KEY: json.dumps(meta)})

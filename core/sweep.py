@@ -115,6 +115,7 @@ def run(
     is for the in-process sweep (workers=1) only.
     """
     counts = {"trained": 0, "skipped": 0, "diverged": 0, "cancelled": False}
+    st.remove_stale_tmp(store)  # left by a sweep killed mid-write
     todo = []
     for job in jobs:
         ids = job.run_ids()

@@ -1,6 +1,8 @@
 """The store round-trips runs without torch or pickle and survives foreign or broken files."""
 
+import os
 import subprocess
+import sys
 from importlib import metadata
 
 import numpy as np
@@ -96,3 +98,15 @@ def test_provenance_is_dirty_for_code_changes_not_for_regenerated_data(tmp_path)
     assert st._git_commit(tmp_path) == head
     (tmp_path / "core" / "train.py").write_text("v2")  # the code that makes results
     assert st._git_commit(tmp_path) == head + "+dirty"
+
+
+def test_a_killed_writers_temporary_files_are_removed_and_a_live_writers_kept(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / "runs").mkdir()
+    stale = tmp_path / "runs" / f".abc.parquet.{dead.pid}.tmp"
+    live = tmp_path / "runs" / f".def.parquet.{os.getpid()}.tmp"
+    stale.write_bytes(b"half a file")
+    live.write_bytes(b"being written")
+    assert st.remove_stale_tmp(tmp_path) == 1
+    assert not stale.exists() and live.exists()
