@@ -21,11 +21,11 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from . import attention, sweep
 from . import store as st
-from .config import ModelConfig, TaskConfig, TrainConfig
+from .config import TrainConfig
 from .flops import matmul_peak, run_flops
+from .profile import ablate_step, profile_training
 from .reference import train_plain
-from .tasks import make_task
-from .train import default_device, train_ensemble
+from .train import default_device
 from .workers import default_workers, keep_freed_memory, threads_per_worker
 
 REFERENCE = "nn.MultiheadAttention"
@@ -218,28 +218,6 @@ def training_bench(attentions, task: str, seeds: int, train: TrainConfig, device
     return pd.DataFrame(rows)
 
 
-def profile_training(device, steps: int = 30, rows: int = 12) -> str:
-    """torch.profiler's top operators for the default model's training steps: ensemble of 3, then plain."""
-    from torch.profiler import ProfilerActivity, profile
-
-    task_cfg = TaskConfig("associative_recall")
-    t = make_task(task_cfg)
-    cfg = ModelConfig(vocab_size=t.vocab_size, max_len=t.seq_len)
-    train = TrainConfig(steps=steps, eval_every=10_000)
-    out = []
-    runs = {
-        "ensemble of 3": lambda: train_ensemble(cfg, task_cfg, train, [0, 1, 2], device),
-        "plain loop, 3 runs": lambda: [train_plain(cfg, task_cfg, train, s, device) for s in range(3)],
-    }
-    for label, fn in runs.items():  # fmt: skip
-        fn()  # warm-up
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            fn()
-        table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows, max_name_column_width=40)
-        out.append(f"== {label}, {steps} steps, {torch.get_num_threads()} threads ==\n{table}")
-    return "\n".join(out)
-
-
 def add_bench(sub):
     p = sub.add_parser("bench", help="benchmark attention layers, the training engine and utilisation")
     p.add_argument("--store", default="store", help="store directory for the results (default store/)")
@@ -260,6 +238,7 @@ def cmd_bench(args, parser):
     device = torch.device(args.device) if args.device else default_device()
     grid, rounds = (QUICK_GRID, 2) if args.quick else (FULL_GRID, 15)
     meta = {"device": str(device), "threads": torch.get_num_threads(), "quick": args.quick}
+    workers = args.workers or default_workers(device)
     att = attention_bench(grid, device, rounds)
     st.write_named(args.store, "bench", "attention", att, meta)
     g = att[att.attention != REFERENCE].groupby("attention", sort=False)
@@ -273,10 +252,11 @@ def cmd_bench(args, parser):
         # the default sweep's configurations and evaluation cadence, fewer steps
         train = TrainConfig(steps=20, eval_every=10) if args.quick else TrainConfig(steps=200)
         names = ["standard", "identity"] if args.quick else list(attention.ATTENTION)
-        workers = args.workers or default_workers(device)
         tr = training_bench(names, "associative_recall", 3, train, device, workers)
         st.write_named(args.store, "bench", "training", tr, meta)
         cols = ["engine", "runs", "runs_per_min", "speedup", "max_loss_diff", "gflops", "utilisation"]
         print(tr[cols].round(4).to_string(index=False))
     if args.profile:
         print(profile_training(device))
+        with num_threads(threads_per_worker(workers)):  # a step as the sweep's workers run it
+            print(ablate_step(device))

@@ -29,3 +29,20 @@ def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
     assert (tr.threads[one_thread] == 1).all()
     assert st.read_meta(tmp_path / "bench" / "attention.parquet")["quick"] is True
     assert torch.get_num_threads() == threads  # the one-thread engine gives the threads back
+
+
+def test_ablation_times_the_step_with_each_operator_made_free_and_restores_it():
+    import torch.nn.functional as F
+
+    from core.profile import ABLATIONS, _identity, ablate_step
+
+    originals = {name: getattr(F, name) for name, _ in ABLATIONS.values()}
+    x = torch.randn(2, 3)
+    with _identity(*ABLATIONS["GELU"]):
+        assert F.gelu(x) is x  # free: the step runs without it
+    out = ablate_step("cpu", steps=4, rounds=1)
+    lines = out.splitlines()
+    assert "ms per step" in lines[0] and len(lines) == 1 + len(ABLATIONS)
+    assert [line.split(":")[0].strip() for line in lines[1:]] == list(ABLATIONS)
+    assert {name: getattr(F, name) for name in originals} == originals  # every operator is back
+    assert not torch.equal(F.gelu(x), x)
