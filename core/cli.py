@@ -146,8 +146,9 @@ def cmd_sweep(args, parser):
     if report is not None:  # the Runtime page shows it; a later sweep that trains nothing keeps it
         st.write_named(args.store, "bench", "sweep", report, {"device": device, "workers": workers})
         r = report.iloc[0]
+        minutes, seconds = divmod(round(r.seconds), 60)
         print(
-            f"{r.seconds // 60:.0f} min {r.seconds % 60:.0f} s wall, {r.gflops:.1f} GFLOP/s = {r.utilisation:.0%} "
+            f"{minutes} min {seconds} s wall, {r.gflops:.1f} GFLOP/s = {r.utilisation:.0%} "
             f"of the float32 matmul peak measured here ({r.peak_gflops:.0f} GFLOP/s at {threads} threads)"
         )
 
