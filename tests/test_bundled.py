@@ -50,3 +50,16 @@ def test_bundled_data_is_small_enough_for_community_cloud():
     assert size < 20 * 2**20
     bench = st.load_named(DATA, "bench")
     assert isinstance(bench, pd.DataFrame)
+
+
+def test_the_bundled_sweep_measured_itself():
+    """README's sweep wall time and utilisation come from data/bench/sweep.parquet, written by that sweep."""
+    rec = st.load_named(DATA, "bench").query("kind == 'sweep'")
+    assert len(rec) == 1
+    rec = rec.iloc[0]
+    assert (rec.jobs, rec.runs, rec.steps) == (len(ATTENTION) * len(TASKS), 3 * len(ATTENTION) * len(TASKS), 800)
+    assert 0 < rec.utilisation < 1 and abs(rec.utilisation - rec.gflops / rec.peak_gflops) < 1e-9
+    assert st.read_meta(DATA / "bench" / "sweep.parquet")["provenance"]["command"] == BUNDLED_SWEEP
+    readme = (DATA.parent / "README.md").read_text()
+    minutes, seconds = divmod(round(rec.seconds), 60)
+    assert f"{minutes} min {seconds} s" in readme and f"{rec.utilisation:.0%}" in readme
