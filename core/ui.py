@@ -116,7 +116,8 @@ def selected_runs(finished: bool = False) -> pd.DataFrame:
     df = df[df.task.isin(sel["tasks"]) & df.attention.isin(sel["attentions"])]
     if sel["size"]:
         df = df[df.apply(size_label, axis=1) == sel["size"]]
-    return df
+    order = {t: i for i, t in enumerate(sel["tasks"])}  # so every page's small multiples follow the sidebar
+    return df.sort_values("task", key=lambda t: t.map(order), kind="stable")
 
 
 def size_label(row) -> str:

@@ -36,7 +36,10 @@ if not sw.empty:
     st.subheader("The sweep that made these runs")
     cols = ["jobs", "runs", "steps", "threads", "seconds", "runs_per_min", "gflops", "peak_gflops", "utilisation"]
     sw = sw[cols].astype({"jobs": int, "runs": int, "steps": int, "threads": int})
+    number = st.column_config.NumberColumn
     st.dataframe(sw, hide_index=True, width="stretch", column_config={
+        "seconds": number(format="%.0f"), "runs_per_min": number(format="%.1f"), "gflops": number(format="%.1f"),
+        "peak_gflops": number(format="%.0f"),
         "utilisation": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.2f")})  # fmt: skip
     ui.download(sw, "bench-sweep")
     st.caption(

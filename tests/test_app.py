@@ -116,3 +116,10 @@ def test_train_page_is_off_when_read_only(monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_READONLY", "1")
     at = open_page("train")
     assert any("Training is off here" in i.value for i in at.info)
+
+
+def test_small_multiples_follow_the_sidebars_task_order():
+    at = open_page("runtime", tasks="sort,associative_recall,reverse")
+    assert at.sidebar.multiselect[0].value == ["sort", "associative_recall", "reverse"]
+    fig = specs(at)[0]
+    assert [a["text"] for a in fig["layout"]["annotations"]] == ["sort", "associative_recall", "reverse"]
