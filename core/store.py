@@ -122,7 +122,8 @@ def _alive(pid: int) -> bool:
 def remove_stale_tmp(store) -> int:
     """Delete the temporary files of writers that were killed mid-write (their pid is gone); a live
     writer's are left alone. Returns how many were removed."""
-    stale = [p for p in Path(store).glob("*/.*.tmp") if not _alive(int(p.name.rsplit(".", 2)[1]))]
+    tmps = [(p, p.name.rsplit(".", 2)[1]) for p in Path(store).glob("*/.*.tmp")]  # .<name>.<pid>.tmp
+    stale = [p for p, pid in tmps if pid.isdigit() and not _alive(int(pid))]
     for p in stale:
         p.unlink(missing_ok=True)
     return len(stale)

@@ -106,7 +106,8 @@ def test_a_killed_writers_temporary_files_are_removed_and_a_live_writers_kept(tm
     (tmp_path / "runs").mkdir()
     stale = tmp_path / "runs" / f".abc.parquet.{dead.pid}.tmp"
     live = tmp_path / "runs" / f".def.parquet.{os.getpid()}.tmp"
-    stale.write_bytes(b"half a file")
-    live.write_bytes(b"being written")
+    foreign = tmp_path / "runs" / ".notes.tmp"  # not one of ours: no pid in its name
+    for path in (stale, live, foreign):
+        path.write_bytes(b"some bytes")
     assert st.remove_stale_tmp(tmp_path) == 1
-    assert not stale.exists() and live.exists()
+    assert not stale.exists() and live.exists() and foreign.exists()
