@@ -75,8 +75,6 @@ def add_sweep(sub):
 
 
 def cmd_sweep(args, parser):
-    import torch
-
     from . import store as st
     from . import sweep
     from .config import TrainConfig
@@ -121,7 +119,7 @@ def cmd_sweep(args, parser):
             bar.update(steps)
 
     run = partial(sweep.run, args.store, jobs, device, on_job=on_job, on_step=lambda _: bar.update(1), workers=workers)
-    threads = workers * threads_per_worker(workers) if workers > 1 else torch.get_num_threads()
+    threads = workers * threads_per_worker(workers)  # all the sweep uses (1 worker: this process's)
     counts, report = measured_sweep(run, missing, device, threads)
     bar.close()
     runs = st.load_runs(args.store)
