@@ -13,16 +13,18 @@ from unittest import mock
 import torch
 import torch.nn.functional as F
 
+from .attention import base
 from .config import ModelConfig, TaskConfig, TrainConfig
 from .reference import train_plain
 from .tasks import make_task
 from .train import train_ensemble
 
-# operator -> the identity that stands in for it (shapes kept, so the step still runs)
+# operator -> (where it is looked up, its name, the identity that stands in for it): shapes are
+# kept, so the step still runs. The default model's sequences are short: attention is short_attention.
 ABLATIONS = {
-    "GELU": ("gelu", lambda x, approximate="none": x),
-    "attention (SDPA)": ("scaled_dot_product_attention", lambda q, k, v, **kw: v),
-    "LayerNorm": ("layer_norm", lambda x, *args, **kw: x),
+    "GELU": (F, "gelu", lambda x, approximate="none": x),
+    "attention": (base, "short_attention", lambda q, k, v, scale, causal: base._repeat_heads(v, q.shape[1])),
+    "LayerNorm": (F, "layer_norm", lambda x, *args, **kw: x),
 }
 
 
@@ -52,8 +54,8 @@ def profile_training(device, steps: int = 30, rows: int = 12) -> str:
     return "\n".join(out)
 
 
-def _identity(name: str, stand_in):
-    return mock.patch.object(F, name, stand_in)  # core.model and core.attention call F.<name>
+def _identity(where, name: str, stand_in):
+    return mock.patch.object(where, name, stand_in)  # core.model and core.attention look these up at call time
 
 
 def _step_ms(cfg, task_cfg, train, device) -> float:

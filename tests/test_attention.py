@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from core.attention import ATTENTION, build, count_params
+from core.attention.base import SHORT_SEQ
 from core.attention.fold import fold_check, fold_stacked, standard_to_bilinear
 
 NAMES = list(ATTENTION)
@@ -59,13 +60,14 @@ def test_count_params_formulas():
         assert count_params(name, D, H) == n, name
 
 
+@pytest.mark.parametrize("seq_len", [9, SHORT_SEQ + 3])  # short_attention's matmuls, then SDPA
 @pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("d_model,n_heads", SHAPES)
 @pytest.mark.parametrize("name", NAMES)
-def test_head_weights_reproduce_forward(name, d_model, n_heads, causal):
+def test_head_weights_reproduce_forward(name, d_model, n_heads, causal, seq_len):
     torch.manual_seed(1)
     m = build(name, d_model, n_heads)
-    x = torch.randn(2, 9, d_model)
+    x = torch.randn(2, seq_len, d_model)
     hw = m.head_weights()
     H, D, r = n_heads, d_model, m.d_head
     assert hw["W_QK"].shape == (H, D, D) and hw["W_OV"].shape == (H, D, D)
@@ -162,7 +164,7 @@ def test_shared_kv_heads_repeated_for_threads_match_the_grouped_kernel(name, mon
     )
     torch.manual_seed(0)
     m = build(name, 64, 8)
-    x = torch.randn(1, 17, 64)
+    x = torch.randn(1, SHORT_SEQ + 1, 64)  # long enough for SDPA
     runs = []
     threads = torch.get_num_threads()
     try:
@@ -180,6 +182,30 @@ def test_shared_kv_heads_repeated_for_threads_match_the_grouped_kernel(name, mon
     torch.testing.assert_close(y1, y2)
     for a, b in zip([gx1, *gp1], [gx2, *gp2]):
         torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)  # summation order differs between the kernels
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("name", NAMES)
+def test_short_attention_matches_sdpa_forward_and_backward(name, causal, monkeypatch):
+    """The same layer on the same input through short_attention and through SDPA (SHORT_SEQ moved
+    so the other path runs): outputs and every gradient agree."""
+    import core.attention.base as base
+
+    torch.manual_seed(0)
+    m = build(name, 48, 6 if name != "mqa" else 3)
+    x = torch.randn(3, 20, 48)  # (B, T, D)
+    runs = []
+    for short in (SHORT_SEQ, 0):
+        monkeypatch.setattr(base, "SHORT_SEQ", short)
+        m.zero_grad()
+        xi = x.clone().requires_grad_()
+        y = m(xi, causal=causal)
+        y.square().sum().backward()
+        runs.append((y.detach(), xi.grad, [p.grad.clone() for p in m.parameters()]))
+    (y1, gx1, gp1), (y2, gx2, gp2) = runs
+    torch.testing.assert_close(y1, y2, atol=1e-5, rtol=1e-4)
+    for a, b in zip([gx1, *gp1], [gx2, *gp2]):
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
 
 
 @pytest.mark.parametrize(

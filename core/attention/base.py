@@ -22,6 +22,36 @@ def init_param(*shape: int, std: float) -> nn.Parameter:
     return nn.Parameter(torch.randn(*shape) * std)
 
 
+# Sequences up to this long attend by explicit batched matmuls (short_attention), longer ones by SDPA.
+# CPU flash attention tiles every (sequence, head) pair on its own, and at a few dozen tokens its
+# per-tile overhead outweighs the work: forward+backward at T=32, d_head 16 took 1.2-1.6x the
+# matmul form on one thread, 2.3-3.7x on two (docs/benchmarks.md). Above ~64 tokens the T x T
+# scores the matmul form keeps for backward cost more than the tiling saves.
+SHORT_SEQ = 64
+
+
+def short_attention(q, k, v, scale: float, causal: bool) -> torch.Tensor:
+    """softmax(q k^T * scale + mask) v as three batched kernels, for short sequences.
+
+    q (N, H, T, r_qk), k (N, G_k, T, r_qk), v (N, G_v, T, r) -> (N, H, T, r). The query heads that
+    share a key (or value) head are stacked along the rows of one matmul, so shared heads are
+    never copied H / G times."""
+    N, H, T, _ = q.shape
+    G_k, G_v = k.shape[1], v.shape[1]
+    mask = torch.zeros(T, T, device=q.device, dtype=q.dtype)
+    if causal:
+        mask = mask.masked_fill(torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    q = q.reshape(N * G_k, H // G_k * T, -1)  # (N G_k, H/G_k T, r_qk)
+    scores = torch.baddbmm(mask.repeat(H // G_k, 1), q, k.reshape(N * G_k, T, -1).mT, alpha=scale)
+    p = scores.softmax(-1).view(N * G_v, H // G_v * T, T)  # (N G_v, H/G_v T, T)
+    return torch.bmm(p, v.reshape(N * G_v, T, -1)).view(N, H, T, -1)  # (N, H, T, r)
+
+
+def _repeat_heads(t: torch.Tensor, n: int) -> torch.Tensor:
+    """(N, G, T, r) -> (N, n, T, r), head g repeated n / G times in place (head h reads h // (n / G))."""
+    return t if t.shape[1] == n else t.repeat_interleave(n // t.shape[1], dim=1)
+
+
 class Attention(nn.Module):
     """One multi-head attention layer without biases, so parameter counts are clean formulas.
 
@@ -99,18 +129,30 @@ class Attention(nn.Module):
         ]
 
     def _attend(self, q, k, v, causal: bool) -> torch.Tensor:
-        """q (*lead, B, H, T, r_qk), k (*lead, B, G, T, r_qk), v (*lead, B, G, T, r) -> (*lead, B, H, T, r)."""
-        batch = q.shape[:-3]  # (*lead, B): members fold into the batch, so one SDPA call serves the ensemble
+        """q (*lead, B, H, T, r_qk), k (*lead, B, G_k, T, r_qk), v (*lead, B, G_v, T, r) -> (*lead, B, H, T, r).
+
+        G_k and G_v divide H: query head h reads key head h // (H / G_k) and value head h // (H / G_v)."""
+        batch = q.shape[:-3]  # (*lead, B): members fold into the batch, so one call serves the ensemble
         q, k, v = (t.reshape(-1, *t.shape[-3:]) for t in (q, k, v))  # (*lead B, n, T, r)
-        gqa = k.shape[1] != q.shape[1]
+        if q.device.type == "cpu" and q.shape[-2] <= SHORT_SEQ:
+            o = short_attention(q, k, v, self.scale, causal)
+        else:
+            o = self._flash(q, k, v, causal)
+        return o.reshape(*batch, *o.shape[1:])  # (*lead, B, H, T, r)
+
+    def _flash(self, q, k, v, causal: bool) -> torch.Tensor:
+        """SDPA (CPU flash attention: memory linear in T) on (N, n, T, r) tensors."""
+        H = q.shape[1]
+        if k.shape[1] != v.shape[1]:  # SDPA needs as many key heads as value heads
+            k, v = _repeat_heads(k, H), _repeat_heads(v, H)  # (N, H, T, r)
+        gqa = k.shape[1] != H
         if gqa and q.device.type == "cpu" and q.shape[0] * k.shape[1] < torch.get_num_threads():
             # CPU flash attention's backward shares work out by (batch, key/value head): with fewer
             # such pairs than threads, threads idle (mqa at batch 1, T=1024 took 1.1-1.6x standard's
             # time). Repeating K/V per query head costs one (N, H, T, r) copy and restores the split.
-            k, v = (t.repeat_interleave(q.shape[1] // t.shape[1], dim=1) for t in (k, v))  # (*lead B, H, T, r)
+            k, v = _repeat_heads(k, H), _repeat_heads(v, H)  # (N, H, T, r)
             gqa = False
-        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=self.scale, enable_gqa=gqa)
-        return o.reshape(*batch, *o.shape[1:])  # (*lead, B, H, T, r)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=self.scale, enable_gqa=gqa)
 
     @staticmethod
     def _merge(o: torch.Tensor, W_O: torch.Tensor) -> torch.Tensor:

@@ -26,7 +26,7 @@ class Bilinear(Attention):
     def forward(self, x, causal=True):
         *lead, B, T, D = x.shape
         q, v = self._project(x, self.W_bilinear, self.W_V)  # (*lead, B, H, T, D), (*lead, B, H, T, r)
-        k = x.unsqueeze(-3).expand(*lead, B, self.n_heads, T, D)  # (*lead, B, H, T, D): keys are the raw inputs
+        k = x.unsqueeze(-3)  # (*lead, B, 1, T, D): the keys are the raw inputs, one key head for all
         return self._merge(self._attend(q, k, v, causal), self.W_O)  # (*lead, B, T, D)
 
     def per_head(self):
