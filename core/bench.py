@@ -25,6 +25,7 @@ from .config import TrainConfig
 from .flops import matmul_peak, run_flops
 from .profile import ablate_step, profile_training
 from .reference import train_plain
+from .tasks import TASKS
 from .train import default_device
 from .workers import default_workers, keep_freed_memory, threads_per_worker
 
@@ -164,16 +165,18 @@ def num_threads(n: int):
 def _stored_eval_losses(store) -> dict:
     runs = st.load_runs(store).set_index("run_id")
     ev = st.load_metrics(store).query("metric == 'eval_loss'")
-    return {(runs.attention[r], runs.seed[r]): dict(zip(g.step, g.value)) for r, g in ev.groupby("run_id")}
+    return {
+        (runs.task[r], runs.attention[r], runs.seed[r]): dict(zip(g.step, g.value)) for r, g in ev.groupby("run_id")
+    }
 
 
-def training_bench(attentions, task: str, seeds: int, train: TrainConfig, device, workers: int, log=print):
-    """One small sweep several ways, timed wall-clock in one run: the plain per-run loop, the ensemble
-    engine in this process (on a CPU also on one thread: one worker's share, without a neighbour),
-    and the engine's sweep on `workers` processes (their start-up included). Each engine's eval
+def training_bench(attentions, tasks, seeds: int, train: TrainConfig, device, workers: int, log=print):
+    """One small sweep (attentions x tasks x seeds) several ways, timed wall-clock in one run: the plain
+    per-run loop, the ensemble engine in this process (on a CPU also on one thread: one worker's share,
+    without a neighbour), and the engine's sweep on `workers` processes (their start-up included). Each engine's eval
     losses are compared with the plain loop's at every evaluation; its utilisation is against the
     matmul peak at the threads it uses in all (processes x threads each), measured around its run."""
-    jobs = sweep.plan(attentions, [task], seeds, train)
+    jobs = sweep.plan(attentions, tasks, seeds, train)
     n_runs = sum(len(j.seeds) for j in jobs)
     flops = sum(run_flops(j) * len(j.seeds) for j in jobs)
     threads = torch.get_num_threads()
@@ -195,8 +198,8 @@ def training_bench(attentions, task: str, seeds: int, train: TrainConfig, device
         peaks[label] = (before + matmul_peak(device=device, threads=n * t)) / 2
         return out
 
-    plain = timed("plain loop", lambda: {(j.model.attention, s): train_plain(j.model, j.task, train, s, device)
-                                         for j in jobs for s in j.seeds})  # fmt: skip
+    plain = timed("plain loop", lambda: {(j.task.name, j.model.attention, s): train_plain(j.model, j.task, train, s,
+                                         device) for j in jobs for s in j.seeds})  # fmt: skip
     losses["plain loop"] = {k: dict(evals) for k, (_, evals) in plain.items()}
     with tempfile.TemporaryDirectory() as tmp:
         for label, (n, t) in list(engines.items())[1:]:
@@ -209,8 +212,8 @@ def training_bench(attentions, task: str, seeds: int, train: TrainConfig, device
         (n, t), peak = engines[label], peaks[label]
         ref, got = losses["plain loop"], losses[label]
         diff = max(abs(got[k][step] - v) for k in ref for step, v in ref[k].items())
-        rows.append({"kind": "training", "engine": label, "workers": n, "threads": t, "task": task,
-                     "attentions": len(jobs), "runs": n_runs, "steps": train.steps,
+        rows.append({"kind": "training", "engine": label, "workers": n, "threads": t, "tasks": len(tasks),
+                     "attentions": len(attentions), "jobs": len(jobs), "runs": n_runs, "steps": train.steps,
                      "eval_every": train.eval_every, "seconds": s, "runs_per_min": 60 * n_runs / s,
                      "speedup": secs["plain loop"] / s, "max_loss_diff": diff, "gflops": flops / s / 1e9,
                      "peak_gflops": peak / 1e9, "utilisation": flops / s / peak})  # fmt: skip
@@ -249,10 +252,11 @@ def cmd_bench(args, parser):
     print("FLOPs relative to standard, and time per FLOP relative to standard (median):")
     print(table.round(2).to_string())
     if not args.skip_training:
-        # the default sweep's configurations and evaluation cadence, fewer steps
-        train = TrainConfig(steps=20, eval_every=10) if args.quick else TrainConfig(steps=200)
-        names = ["standard", "identity"] if args.quick else list(attention.ATTENTION)
-        tr = training_bench(names, "associative_recall", 3, train, device, workers)
+        # the default sweep's grid (every parameterization x task x 3 seeds), configurations and evaluation
+        # cadence, with an eighth of its steps
+        train = TrainConfig(steps=20, eval_every=10) if args.quick else TrainConfig(steps=100)
+        names, tasks = (["standard", "identity"], ["reverse"]) if args.quick else (list(attention.ATTENTION), [*TASKS])
+        tr = training_bench(names, tasks, 3, train, device, workers)
         st.write_named(args.store, "bench", "training", tr, meta)
         cols = ["engine", "runs", "runs_per_min", "speedup", "max_loss_diff", "gflops", "utilisation"]
         print(tr[cols].round(4).to_string(index=False))

@@ -120,7 +120,7 @@ def cmd_sweep(args, parser):
 
     run = partial(sweep.run, args.store, jobs, device, on_job=on_job, on_step=lambda _: bar.update(1), workers=workers)
     threads = workers * threads_per_worker(workers)  # all the sweep uses (1 worker: this process's)
-    counts, report = measured_sweep(run, missing, device, threads)
+    counts, report = measured_sweep(run, missing, device, threads, runs=lambda: st.load_runs(args.store))
     bar.close()
     runs = st.load_runs(args.store)
     wanted = {rid for j in jobs for rid in j.run_ids().values()}
@@ -147,7 +147,8 @@ def cmd_sweep(args, parser):
         minutes, seconds = divmod(round(r.seconds), 60)
         print(
             f"{minutes} min {seconds} s wall, {r.gflops:.1f} GFLOP/s = {r.utilisation:.0%} "
-            f"of the float32 matmul peak measured here ({r.peak_gflops:.0f} GFLOP/s at {threads} threads)"
+            f"of the float32 matmul peak measured here ({r.peak_gflops:.0f} GFLOP/s at {threads} threads); "
+            f"training steps alone: {r.step_utilisation:.0%} of it"
         )
 
 

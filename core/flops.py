@@ -8,11 +8,31 @@ import time
 
 import pandas as pd
 import torch
-from torch.utils import benchmark
+from torch.utils import benchmark, flop_counter
 from torch.utils.flop_counter import FlopCounterMode
 
 from .tasks import make_task
 from .train import init_model, masked_ce
+
+
+def _count_cpu_flash_attention() -> None:
+    """FlopCounterMode counts SDPA's CUDA kernels but, in torch 2.13, not the CPU flash kernel, so on
+    a CPU every long-sequence attention layer counted as zero FLOPs. Give the CPU kernel the formulas
+    torch uses for the CUDA ones: full T x T scores (the causal mask is not discounted, as on CUDA and
+    in the usual model-FLOPs convention); the backward counts the scores' recomputation."""
+    aten, count = torch.ops.aten, flop_counter
+    formulas = {  # called with the arguments' shapes
+        aten._scaled_dot_product_flash_attention_for_cpu: lambda q, k, v, *_, **__: count.sdpa_flop_count(q, k, v),
+        aten._scaled_dot_product_flash_attention_for_cpu_backward: (
+            lambda grad, q, k, v, *_, **__: count.sdpa_backward_flop_count(grad, q, k, v)
+        ),
+    }
+    for op, formula in formulas.items():
+        if op not in flop_counter.flop_registry:  # a later torch may count it itself
+            flop_counter.register_flop_formula(op)(formula)
+
+
+_count_cpu_flash_attention()
 
 
 def matmul_peak(n: int = 1024, device="cpu", threads: int | None = None) -> float:
@@ -22,23 +42,28 @@ def matmul_peak(n: int = 1024, device="cpu", threads: int | None = None) -> floa
     return 2 * n**3 / t.blocked_autorange(min_run_time=0.5).median
 
 
-def run_flops(job) -> int:
+def run_flops(job, evaluations: bool = True) -> int:
     """FLOPs of one run of a sweep job, counted by torch's FlopCounterMode: every training step
-    (forward + backward of one batch) and every evaluation (forward over the eval set)."""
+    (forward + backward of one batch) and, with `evaluations`, every evaluation (forward over the eval set)."""
     task, train = make_task(job.task), job.train
     model = init_model(job.model, 0)
     x, y, m = task.sample(train.batch_size, torch.Generator().manual_seed(0))
     with FlopCounterMode(display=False) as step:
         masked_ce(model(x), y, m).backward()
+    if not evaluations:
+        return step.get_total_flops() * train.steps
     with FlopCounterMode(display=False) as evaluation, torch.no_grad():
         model(task.eval_set()[0])
     n_evals = 1 + sum(s % train.eval_every == 0 or s == train.steps for s in range(1, train.steps + 1))
     return step.get_total_flops() * train.steps + evaluation.get_total_flops() * n_evals
 
 
-def measured_sweep(run, missing: dict, device, threads: int) -> tuple[dict, pd.DataFrame | None]:
+def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple[dict, pd.DataFrame | None]:
     """Call run() (a sweep; it fills `missing`, {job: seeds it trains}) and measure it: wall time, and
     FLOP/s against the matmul peak at `threads` (all that the sweep uses) just before and after.
+    `runs()`, called afterwards, gives the store's runs table: from the time each ensemble spent in its
+    training steps (`step_seconds`, on its `threads`), the training steps' own utilisation of the
+    per-thread peak, evaluations, start-up and waiting excluded.
     Returns run()'s counts and a one-row table (None when nothing trained). The FLOPs assume every
     job ran all its steps: an ensemble stops early only once all its members have diverged."""
     before = matmul_peak(device=device, threads=threads)
@@ -54,4 +79,18 @@ def measured_sweep(run, missing: dict, device, threads: int) -> tuple[dict, pd.D
            "threads": threads, "seconds": seconds, "runs_per_min": 60 * counts["trained"] / seconds,
            "gflop": flop / 1e9, "gflops": flop / seconds / 1e9, "peak_gflops": peak / 1e9,
            "utilisation": flop / seconds / peak}  # fmt: skip
+    if runs is not None:
+        row["step_utilisation"] = _step_utilisation(runs(), trained, peak / threads)
     return counts, pd.DataFrame([row])
+
+
+def _step_utilisation(runs: pd.DataFrame, trained: dict, peak_per_thread: float) -> float:
+    """Training steps' FLOPs over the thread-seconds they took, as a fraction of one thread's share of the peak."""
+    by_id = runs.set_index("run_id")
+    flop = thread_seconds = 0.0
+    for job, n in trained.items():
+        ids = [rid for rid in job.run_ids().values() if rid in by_id.index]
+        ensemble = by_id.loc[ids].sort_values("date").iloc[-1]  # the newest: this sweep's; its members share it
+        flop += run_flops(job, evaluations=False) * n
+        thread_seconds += ensemble.step_seconds * ensemble.threads
+    return flop / thread_seconds / peak_per_thread

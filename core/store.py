@@ -53,6 +53,7 @@ RUN_COLUMNS = [
     "params_attention",
     "params_total",
     "train_seconds",
+    "step_seconds",
     "n_ensemble",
     "threads",
     "seconds_per_step",
@@ -220,6 +221,7 @@ def _row(meta: dict) -> dict:
         "params_attention": params.get("attention"),
         "params_total": sum(params.values()) if params else None,
         "train_seconds": meta["train_seconds"],
+        "step_seconds": meta.get("step_seconds"),  # absent from stores written before it was measured
         "n_ensemble": meta["n_ensemble"],
         "threads": meta.get("threads"),  # absent from stores written before workers existed
         "seconds_per_step": meta["train_seconds"] / max(1, meta["steps_done"]),

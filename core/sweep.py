@@ -52,6 +52,7 @@ def summary(job: Job, seed: int, rid: str, result, command: str | None) -> dict:
         "final": result.final,
         "params": count_model_params(job.model),
         "train_seconds": result.train_seconds,
+        "step_seconds": result.step_seconds,
         "steps_done": result.steps_done,
         "tokens_per_s": result.tokens_per_s,
         "n_ensemble": len(job.seeds),

@@ -32,6 +32,7 @@ class RunResult:
     metrics: list[tuple[int, str, float]] = field(default_factory=list)  # (step, metric, value)
     final: dict = field(default_factory=dict)  # last eval_loss, eval_acc, train_loss
     train_seconds: float = 0.0  # wall time of the whole ensemble (all seeds train together)
+    step_seconds: float = 0.0  # the part of it spent in training steps (evaluations and set-up excluded)
     steps_done: int = 0  # optimizer steps the ensemble ran
     tokens_per_s: float = 0.0  # training tokens per second of the whole ensemble
     threads: int = 1  # intra-op threads it trained with (a sweep with workers gives each one core)
@@ -124,7 +125,7 @@ def train_ensemble(
     results = [RunResult(seed=s, status="ok") for s in seeds]
     alive = torch.ones(E, dtype=torch.bool)
     running = torch.zeros(E)  # train loss summed since the last log
-    n_running, t0, seen = 0, time.perf_counter(), 0
+    n_running, t0, seen, in_steps = 0, time.perf_counter(), 0, 0.0
 
     def evaluate(step: int):
         nonlocal running, n_running
@@ -145,6 +146,7 @@ def train_ensemble(
 
     evaluate(0)
     for step in range(1, train_cfg.steps + 1):
+        t_step = time.perf_counter()
         batch = [task.sample(train_cfg.batch_size, g) for g in gens]
         x, y, m = (torch.stack(t).to(device) for t in zip(*batch))  # (E, B, T) each
         loss = loss_fn(x, y, m)  # (E,)
@@ -163,6 +165,7 @@ def train_ensemble(
         alive &= ~newly_dead
         running += torch.where(alive, loss, 0.0)
         n_running += 1
+        in_steps += time.perf_counter() - t_step
         if on_step:
             on_step(step)
         if not alive.any():
@@ -173,7 +176,7 @@ def train_ensemble(
                 return None
     seconds = time.perf_counter() - t0
     for r in results:
-        r.train_seconds, r.steps_done, r.tokens_per_s = seconds, step, seen / seconds
+        r.train_seconds, r.step_seconds, r.steps_done, r.tokens_per_s = seconds, in_steps, step, seen / seconds
         r.threads = torch.get_num_threads()
     _finish(results, params, model_cfg, ex)
     return results

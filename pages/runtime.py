@@ -34,18 +34,20 @@ bench = ui.named("bench")
 sw = bench[bench.kind == "sweep"] if "kind" in bench else bench.iloc[0:0]
 if not sw.empty:
     st.subheader("The sweep that made these runs")
-    cols = ["jobs", "runs", "steps", "threads", "seconds", "runs_per_min", "gflops", "peak_gflops", "utilisation"]
-    sw = sw[cols].astype({"jobs": int, "runs": int, "steps": int, "threads": int})
-    number = st.column_config.NumberColumn
+    cols = ["jobs", "runs", "steps", "threads", "seconds", "runs_per_min", "gflops", "peak_gflops", "utilisation",
+            "step_utilisation"]  # fmt: skip
+    sw = sw[[c for c in cols if c in sw]].astype({"jobs": int, "runs": int, "steps": int, "threads": int})
+    number, share = st.column_config.NumberColumn, st.column_config.ProgressColumn
     st.dataframe(sw, hide_index=True, width="stretch", column_config={
         "seconds": number(format="%.0f"), "runs_per_min": number(format="%.1f"), "gflops": number(format="%.1f"),
-        "peak_gflops": number(format="%.0f"),
-        "utilisation": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.2f")})  # fmt: skip
+        "peak_gflops": number(format="%.0f"), "utilisation": share(min_value=0, max_value=1, format="%.2f"),
+        "step_utilisation": share(min_value=0, max_value=1, format="%.2f")})  # fmt: skip
     ui.download(sw, "bench-sweep")
     st.caption(
         "Measured by `python -m core sweep` itself: wall time of the last sweep that trained anything, and its "
         "FLOP/s (every training step and evaluation, counted by FlopCounterMode) over a float32 matmul peak "
-        "measured just before and after it at all the threads it used."
+        "measured just before and after it at all the threads it used. `step_utilisation`: the training steps "
+        "alone, their FLOPs over the thread-seconds spent in them, against one thread's share of that peak."
     )
 
 st.subheader("One attention layer, forward + backward")
@@ -113,9 +115,9 @@ else:
     )
     ui.download(tr, "bench-training")
     st.caption(
-        "One small sweep (every parameterization × 3 seeds on associative recall, the default configs and eval "
-        "cadence, fewer steps) trained several ways in one run: the plain per-run loop (torch.optim.AdamW), the "
-        "vectorized ensemble in one process (with all threads, then with one: a worker's share without a "
+        "One small sweep (the default sweep's grid, every parameterization × task × 3 seeds, with its configs and "
+        "eval cadence and fewer steps) trained several ways in one run: the plain per-run loop (torch.optim.AdamW), "
+        "the vectorized ensemble in one process (with all threads, then with one: a worker's share without a "
         "neighbour), and the ensemble on worker processes (one core each, start-up included). max_loss_diff: the "
         "largest eval-loss gap to the plain loop. utilisation: FLOP/s (training and eval, counted by "
         "FlopCounterMode) over a float32 matmul peak measured in the same run at the threads the engine uses "

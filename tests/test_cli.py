@@ -39,7 +39,8 @@ def test_sweep_runs_then_resumes_without_rewriting(tmp_path, capsys):
 
 def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them(tmp_path, capsys):
     sweep(tmp_path, "--attention", "standard,bilinear", "--task", "reverse", "--seeds", "2", "--workers", "1")
-    assert "of the float32 matmul peak measured here" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "of the float32 matmul peak measured here" in out and "training steps alone" in out
     path = tmp_path / "bench" / "sweep.parquet"
     rec = st.load_named(tmp_path, "bench").iloc[0]
     assert (rec.kind, rec.jobs, rec.runs, rec.steps) == ("sweep", 2, 4, 20)
@@ -48,6 +49,15 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
     tiny_train, tiny_model = TrainConfig(steps=20, eval_every=10), {"d_model": 16, "n_heads": 2}
     tiny = sweep_mod.plan(["standard"], ["reverse"], 1, tiny_train, tiny_model)
     assert rec.gflop > 4 * run_flops(tiny[0]) / 1e9  # standard's two seeds, and bilinear's two, which cost more
+    # the steps alone: their FLOPs over the thread-seconds the two ensembles spent in them (evaluations excluded)
+    jobs = sweep_mod.plan(["standard", "bilinear"], ["reverse"], 2, tiny_train, tiny_model)
+    runs = st.load_runs(tmp_path).drop_duplicates("step_seconds")
+    assert len(runs) == 2 and (runs.step_seconds < runs.train_seconds).all()  # one per ensemble
+    step_flop = sum(2 * run_flops(j, evaluations=False) for j in jobs)
+    assert step_flop < rec.gflop * 1e9
+    per_thread_peak = rec.peak_gflops * 1e9 / rec.threads
+    expected = step_flop / (runs.step_seconds * runs.threads).sum() / per_thread_peak
+    assert rec.step_utilisation == pytest.approx(expected)
     assert st.read_meta(path)["provenance"]["versions"]["torch"].startswith("2.13")
     mtime = path.stat().st_mtime_ns
     sweep(tmp_path, "--attention", "standard,bilinear", "--task", "reverse", "--seeds", "2")
