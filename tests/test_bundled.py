@@ -59,7 +59,9 @@ def test_the_bundled_sweep_measured_itself():
     rec = rec.iloc[0]
     assert (rec.jobs, rec.runs, rec.steps) == (len(ATTENTION) * len(TASKS), 3 * len(ATTENTION) * len(TASKS), 800)
     assert 0 < rec.utilisation < 1 and abs(rec.utilisation - rec.gflops / rec.peak_gflops) < 1e-9
+    assert rec.utilisation < rec.step_utilisation < 1  # the steps alone: no evaluation, start-up or waiting
     assert st.read_meta(DATA / "bench" / "sweep.parquet")["provenance"]["command"] == BUNDLED_SWEEP
     readme = (DATA.parent / "README.md").read_text()
     minutes, seconds = divmod(round(rec.seconds), 60)
     assert f"{minutes} min {seconds} s" in readme and f"{rec.utilisation:.0%}" in readme
+    assert f"{rec.step_utilisation:.0%}" in readme
