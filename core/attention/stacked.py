@@ -7,6 +7,7 @@ and 3 D^2 multiply-adds per token.
 """
 
 import torch
+import torch.nn as nn
 
 from .base import Attention, init_param
 
@@ -19,11 +20,20 @@ class Stacked(Attention):
         D, H, r = d_model, n_heads, d_head
         # Both factors N(0, 1/D): the product's entries then have variance D * (1/D) * (1/D) = 1/D,
         # exactly standard's, so the folded W_Q, W_K, W_V start at the same scale.
-        self.W_shared = init_param(3, D, D, std=D**-0.5)  # (3, D, D): W^Q, W^K, W^V
-        self.W_Q = init_param(H, D, r, std=D**-0.5)
-        self.W_K = init_param(H, D, r, std=D**-0.5)
-        self.W_V = init_param(H, D, r, std=D**-0.5)
+        # Stored fused, in the layout the matmuls read (as standard's W_QKV), so no call concatenates
+        # or transposes weights; the draws are those of init_param(3, D, D) and three init_param(H, D, r).
+        W_shared = torch.randn(3, D, D) * D**-0.5  # W^Q, W^K, W^V
+        W_Q, W_K, W_V = (torch.randn(H, D, r) * D**-0.5 for _ in range(3))
+        self.W_shared = nn.Parameter(W_shared.transpose(0, 1).contiguous())  # (D, 3, D)
+        self.W_QKV = nn.Parameter(torch.stack([W_Q, W_K, W_V]).transpose(1, 2).contiguous())  # (3, D, H, r)
         self.W_O = init_param(H, r, D, std=(H * r) ** -0.5)
+
+    def _view(self, i: int) -> torch.Tensor:
+        return self.W_QKV[..., i, :, :, :].transpose(-3, -2)  # (*lead, H, D, r)
+
+    W_Q = property(lambda self: self._view(0))
+    W_K = property(lambda self: self._view(1))
+    W_V = property(lambda self: self._view(2))
 
     @staticmethod
     def count_params(d_model, n_heads, d_head, n_kv_heads):
@@ -32,15 +42,15 @@ class Stacked(Attention):
     def forward(self, x, causal=True):
         *lead, B, T, D = x.shape
         H, r = self.n_heads, self.d_head
-        W_shared = self.W_shared.transpose(-3, -2).reshape(*lead, D, 3 * D)  # (*lead, D, 3D): W^Q | W^K | W^V
-        shared = x.reshape(*lead, B * T, D) @ W_shared  # (*lead, B T, 3D)
-        per_head = torch.stack([self.W_Q, self.W_K, self.W_V], dim=-4)  # (*lead, 3, H, D, r)
-        per_head = per_head.transpose(-3, -2).reshape(*lead, 3, D, H * r)  # (*lead, 3, D, H r)
-        y = shared.reshape(*lead, B * T, 3, D).transpose(-3, -2) @ per_head  # (*lead, 3, B T, H r)
-        y = y.reshape(*lead, 3, B, T, H, r).transpose(-3, -2)  # (*lead, 3, B, H, T, r)
-        q, k, v = y.unbind(dim=-5)  # (*lead, B, H, T, r) each
+        shared = x.reshape(*lead, B * T, D) @ self.W_shared.flatten(-2)  # (*lead, B T, 3D): x W^Q | x W^K | x W^V
+        # three matmuls on column slices, not one bmm over a (3, B T, D) view: on CPU a batch of 3 ran at
+        # 80% of the speed of three separate GEMMs (D=512, 1024 tokens)
+        q, k, v = (
+            (part @ self.W_QKV[..., i, :, :, :].flatten(-2)).view(*lead, B, T, H, r).transpose(-3, -2)
+            for i, part in enumerate(shared.split(D, dim=-1))
+        )  # (*lead, B, H, T, r) each
         return self._merge(self._attend(q, k, v, causal), self.W_O)  # (*lead, B, T, D)
 
     def per_head(self):
-        W_sQ, W_sK, W_sV = self.W_shared  # (D, D) each
+        W_sQ, W_sK, W_sV = self.W_shared.unbind(-2)  # (D, D) each
         return {"W_Q": W_sQ @ self.W_Q, "W_K": W_sK @ self.W_K, "W_V": W_sV @ self.W_V, "W_O": self.W_O}
