@@ -259,7 +259,8 @@ def cmd_bench(args, parser):
         tr = training_bench(names, tasks, 3, train, device, workers)
         st.write_named(args.store, "bench", "training", tr, meta)
         cols = ["engine", "runs", "runs_per_min", "speedup", "max_loss_diff", "gflops", "utilisation"]
-        print(tr[cols].round(4).to_string(index=False))
+        fmt = {"max_loss_diff": "{:.1e}".format}  # rounding would print float noise as 0
+        print(tr[cols].to_string(index=False, formatters=fmt, float_format="{:.3f}".format))
     if args.profile:
         print(profile_training(device))
         with num_threads(threads_per_worker(workers)):  # a step as the sweep's workers run it
