@@ -20,7 +20,8 @@ from .tasks import make_task
 from .train import train_ensemble
 
 # operator -> (where it is looked up, its name, the identity that stands in for it): shapes are
-# kept, so the step still runs. The default model's sequences are short: attention is short_attention.
+# kept, so the step still runs. The default model's sequences are short, so on a CPU its attention is
+# short_attention (on CUDA it is SDPA, and this entry would measure nothing).
 ABLATIONS = {
     "GELU": (F, "gelu", lambda x, approximate="none": x),
     "attention": (base, "short_attention", lambda q, k, v, scale, causal: base._repeat_heads(v, q.shape[1])),

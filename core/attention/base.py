@@ -24,7 +24,7 @@ def init_param(*shape: int, std: float) -> nn.Parameter:
 
 # Sequences up to this long attend by explicit batched matmuls (short_attention), longer ones by SDPA.
 # CPU flash attention tiles every (sequence, head) pair on its own, and at a few dozen tokens its
-# per-tile overhead outweighs the work: forward+backward at T=32, d_head 16 took 1.2-1.6x the
+# per-tile overhead outweighs the work: forward+backward at T=21-32, d_head 16 took 1.2-1.7x the
 # matmul form on one thread, 2.3-3.7x on two (docs/benchmarks.md). Above ~64 tokens the T x T
 # scores the matmul form keeps for backward cost more than the tiling saves.
 SHORT_SEQ = 64
