@@ -42,20 +42,23 @@ def matmul_peak(n: int = 1024, device="cpu", threads: int | None = None) -> floa
     return 2 * n**3 / t.blocked_autorange(min_run_time=0.5).median
 
 
-def run_flops(job, evaluations: bool = True) -> int:
-    """FLOPs of one run of a sweep job, counted by torch's FlopCounterMode: every training step
-    (forward + backward of one batch) and, with `evaluations`, every evaluation (forward over the eval set)."""
+def job_flops(job) -> tuple[int, int]:
+    """FLOPs of one run of a sweep job, counted by torch's FlopCounterMode: (all its training steps,
+    forward + backward of one batch each; all its evaluations, a forward over the eval set each)."""
     task, train = make_task(job.task), job.train
     model = init_model(job.model, 0)
     x, y, m = task.sample(train.batch_size, torch.Generator().manual_seed(0))
     with FlopCounterMode(display=False) as step:
         masked_ce(model(x), y, m).backward()
-    if not evaluations:
-        return step.get_total_flops() * train.steps
     with FlopCounterMode(display=False) as evaluation, torch.no_grad():
         model(task.eval_set()[0])
     n_evals = 1 + sum(s % train.eval_every == 0 or s == train.steps for s in range(1, train.steps + 1))
-    return step.get_total_flops() * train.steps + evaluation.get_total_flops() * n_evals
+    return step.get_total_flops() * train.steps, evaluation.get_total_flops() * n_evals
+
+
+def run_flops(job) -> int:
+    """FLOPs of one run of a sweep job: every training step and every evaluation."""
+    return sum(job_flops(job))
 
 
 def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple[dict, pd.DataFrame | None]:
@@ -74,23 +77,25 @@ def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple
         return counts, None
     peak = (before + matmul_peak(device=device, threads=threads)) / 2
     trained = {job: n for job, n in missing.items() if n}
-    flop = sum(run_flops(job) * n for job, n in trained.items())
+    parts = {job: job_flops(job) for job in trained}  # (steps, evaluations) of one run
+    flop = sum(sum(parts[job]) * n for job, n in trained.items())
     row = {"kind": "sweep", "jobs": len(trained), "runs": counts["trained"], "steps": next(iter(trained)).train.steps,
            "threads": threads, "seconds": seconds, "runs_per_min": 60 * counts["trained"] / seconds,
            "gflop": flop / 1e9, "gflops": flop / seconds / 1e9, "peak_gflops": peak / 1e9,
            "utilisation": flop / seconds / peak}  # fmt: skip
     if runs is not None:
-        row["step_utilisation"] = _step_utilisation(runs(), trained, peak / threads)
+        step_flop = {job: parts[job][0] * n for job, n in trained.items()}
+        row["step_utilisation"] = _step_utilisation(runs(), step_flop, peak / threads)
     return counts, pd.DataFrame([row])
 
 
-def _step_utilisation(runs: pd.DataFrame, trained: dict, peak_per_thread: float) -> float:
-    """Training steps' FLOPs over the thread-seconds they took, as a fraction of one thread's share of the peak."""
+def _step_utilisation(runs: pd.DataFrame, step_flop: dict, peak_per_thread: float) -> float:
+    """Training steps' FLOPs ({job: FLOPs of its trained runs' steps}) over the thread-seconds they took,
+    as a fraction of one thread's share of the peak."""
     by_id = runs.set_index("run_id")
-    flop = thread_seconds = 0.0
-    for job, n in trained.items():
+    thread_seconds = 0.0
+    for job in step_flop:
         ids = [rid for rid in job.run_ids().values() if rid in by_id.index]
         ensemble = by_id.loc[ids].sort_values("date").iloc[-1]  # the newest: this sweep's; its members share it
-        flop += run_flops(job, evaluations=False) * n
         thread_seconds += ensemble.step_seconds * ensemble.threads
-    return flop / thread_seconds / peak_per_thread
+    return sum(step_flop.values()) / thread_seconds / peak_per_thread

@@ -13,7 +13,7 @@ from core import store as st
 from core import sweep as sweep_mod
 from core.cli import main
 from core.config import TrainConfig
-from core.flops import run_flops
+from core.flops import job_flops, run_flops
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-every", "10", "--quiet"]
@@ -53,7 +53,7 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
     jobs = sweep_mod.plan(["standard", "bilinear"], ["reverse"], 2, tiny_train, tiny_model)
     runs = st.load_runs(tmp_path).drop_duplicates("step_seconds")
     assert len(runs) == 2 and (runs.step_seconds < runs.train_seconds).all()  # one per ensemble
-    step_flop = sum(2 * run_flops(j, evaluations=False) for j in jobs)
+    step_flop = sum(2 * job_flops(j)[0] for j in jobs)
     assert step_flop < rec.gflop * 1e9
     per_thread_peak = rec.peak_gflops * 1e9 / rec.threads
     expected = step_flop / (runs.step_seconds * runs.threads).sum() / per_thread_peak
