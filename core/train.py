@@ -84,11 +84,13 @@ def param_groups(named: dict[str, torch.Tensor], weight_decay: float, member_dim
 
 
 def clip_per_member(params: list[torch.Tensor], max_norm: float) -> None:
-    """torch.nn.utils.clip_grad_norm_ applied to each member (dim 0) on its own."""
-    norms = torch.stack([p.grad.pow(2).flatten(1).sum(1) for p in params]).sum(0).sqrt()  # (E,)
+    """torch.nn.utils.clip_grad_norm_ applied to each member (dim 0) on its own; as there, parameters
+    without a gradient (unused in the step: a profile ablation can make LayerNorm's unused) are skipped."""
+    grads = [p.grad for p in params if p.grad is not None]
+    norms = torch.stack([g.pow(2).flatten(1).sum(1) for g in grads]).sum(0).sqrt()  # (E,)
     coef = (max_norm / (norms + 1e-6)).clamp(max=1.0)
-    for p in params:
-        p.grad.mul_(coef.view(-1, *[1] * (p.dim() - 1)))
+    for g in grads:
+        g.mul_(coef.view(-1, *[1] * (g.dim() - 1)))
 
 
 def train_ensemble(

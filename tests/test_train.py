@@ -73,3 +73,24 @@ def test_lr_schedule_warms_up_then_decays():
     assert lr_at(0, cfg) == pytest.approx(0.1) and lr_at(9, cfg) == pytest.approx(1.0)
     assert lr_at(100, cfg) == pytest.approx(0.1)
     assert all(lr_at(s, cfg) >= lr_at(s + 1, cfg) for s in range(10, 100))
+
+
+def test_clip_per_member_is_torchs_clip_on_each_member_and_skips_unused_parameters():
+    from core.train import clip_per_member
+
+    torch.manual_seed(0)
+    stacked = [torch.zeros(3, 4, 5, requires_grad=True), torch.zeros(3, 5, requires_grad=True)]
+    unused = torch.zeros(3, 2, requires_grad=True)  # no gradient this step
+    for p, scale in zip(stacked, (1.0, 0.1)):
+        p.grad = torch.randn_like(p) * scale
+    stacked[0].grad[1] *= 1e-3  # member 1 is under the threshold: left as it is
+    members = [[torch.zeros(p.shape[1:], requires_grad=True) for p in stacked] for _ in range(3)]
+    for e, ps in enumerate(members):
+        for p, s in zip(ps, stacked):
+            p.grad = s.grad[e].clone()
+        torch.nn.utils.clip_grad_norm_(ps, 0.5)
+    clip_per_member([*stacked, unused], 0.5)
+    assert unused.grad is None
+    for e, ps in enumerate(members):
+        for p, s in zip(ps, stacked):
+            torch.testing.assert_close(s.grad[e], p.grad)
