@@ -3,7 +3,7 @@
 import argparse
 import re
 import sys
-from functools import partial
+from functools import cache, partial
 
 from .attention import ATTENTION
 from .store import BUNDLED_SWEEP  # noqa: F401 - part of the CLI's interface
@@ -120,9 +120,10 @@ def cmd_sweep(args, parser):
 
     run = partial(sweep.run, args.store, jobs, device, on_job=on_job, on_step=lambda _: bar.update(1), workers=workers)
     threads = workers * threads_per_worker(workers)  # all the sweep uses (1 worker: this process's)
-    counts, report = measured_sweep(run, missing, device, threads, runs=lambda: st.load_runs(args.store))
+    load_runs = cache(lambda: st.load_runs(args.store))  # read once, after the sweep: for its report and its table
+    counts, report = measured_sweep(run, missing, device, threads, runs=load_runs)
     bar.close()
-    runs = st.load_runs(args.store)
+    runs = load_runs()
     wanted = {rid for j in jobs for rid in j.run_ids().values()}
     table = sweep.summary_table(runs[runs.run_id.isin(wanted)])
     cols = [
