@@ -9,8 +9,8 @@ import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
+from statistics import median
 
 import pandas as pd
 import torch
@@ -170,12 +170,19 @@ def _stored_eval_losses(store) -> dict:
     }
 
 
-def training_bench(attentions, tasks, seeds: int, train: TrainConfig, device, workers: int, log=print):
+def training_bench(
+    attentions, tasks, seeds: int, train: TrainConfig, device, workers: int, rounds: int = 3, log=print
+) -> pd.DataFrame:
     """One small sweep (attentions x tasks x seeds) several ways, timed wall-clock in one run: the plain
     per-run loop, the ensemble engine in this process (on a CPU also on one thread: one worker's share,
-    without a neighbour), and the engine's sweep on `workers` processes (their start-up included). Each engine's eval
-    losses are compared with the plain loop's at every evaluation; its utilisation is against the
-    matmul peak at the threads it uses in all (processes x threads each), measured around its run."""
+    without a neighbour), and the engine's sweep on `workers` processes (their start-up included).
+
+    The plain loop and the sweep's own engine (the last) run `rounds` times, alternating which goes first,
+    and `speedup` is the median of their per-round ratios: paired rounds cancel the machine's drift, which
+    moved single runs of the two-thread plain loop by up to 17%. The other engines run once, in the first
+    round, and are compared with every round of the plain loop. Every run's eval losses are compared with
+    the plain loop's first round at every evaluation (the plain loop's later rounds too: it is deterministic);
+    utilisation is against the matmul peak at the threads an engine uses in all, measured around each run."""
     jobs = sweep.plan(attentions, tasks, seeds, train)
     n_runs = sum(len(j.seeds) for j in jobs)
     flops = sum(run_flops(j) * len(j.seeds) for j in jobs)
@@ -185,39 +192,53 @@ def training_bench(attentions, tasks, seeds: int, train: TrainConfig, device, wo
         engines["ensemble on one thread"] = (1, 1)
     if workers > 1:
         engines[f"ensemble on {workers} workers"] = (workers, threads_per_worker(workers))
+    headline = list(engines)[-1]  # what `python -m core sweep` runs here
+    once = [label for label in engines if label not in ("plain loop", headline)]
     train_plain(jobs[0].model, jobs[0].task, replace(train, steps=3), 0, device)  # one-time set-up, untimed
     sweep.warm_up(jobs[0], device)
-    secs, losses, peaks = {}, {}, {}
+    secs, losses, peaks = ({label: [] for label in engines} for _ in range(3))
 
-    def timed(label, fn):  # the peak is measured just before and after: both see the machine as the run did
+    def plain_loop() -> tuple[float, dict]:  # seconds, {(task, attention, seed): {step: eval loss}}
+        t0 = time.perf_counter()
+        out = {(j.task.name, j.model.attention, s): train_plain(j.model, j.task, train, s, device)[1]
+               for j in jobs for s in j.seeds}  # fmt: skip
+        return time.perf_counter() - t0, {k: dict(evals) for k, evals in out.items()}
+
+    def engine(n: int, t: int) -> tuple[float, dict]:  # timed: the sweep; not: reading its losses back
+        with tempfile.TemporaryDirectory() as tmp, num_threads(t if n == 1 else threads):  # a pool sets its own
+            t0 = time.perf_counter()
+            sweep.run(Path(tmp), jobs, device, workers=n)
+            return time.perf_counter() - t0, _stored_eval_losses(Path(tmp))
+
+    def run(label: str, r: int):  # the peak is measured just before and after: both see the machine as the run did
         n, t = engines[label]
         before = matmul_peak(device=device, threads=n * t)
-        t0 = time.perf_counter()
-        out = fn()
-        secs[label] = time.perf_counter() - t0
-        peaks[label] = (before + matmul_peak(device=device, threads=n * t)) / 2
-        return out
+        seconds, evals = plain_loop() if label == "plain loop" else engine(n, t)
+        secs[label].append(seconds)
+        losses[label].append(evals)
+        peaks[label].append((before + matmul_peak(device=device, threads=n * t)) / 2)
+        log(f"training, round {r + 1}/{rounds}, {label}: {60 * n_runs / seconds:.1f} runs/min")
 
-    plain = timed("plain loop", lambda: {(j.task.name, j.model.attention, s): train_plain(j.model, j.task, train, s,
-                                         device) for j in jobs for s in j.seeds})  # fmt: skip
-    losses["plain loop"] = {k: dict(evals) for k, (_, evals) in plain.items()}
-    with tempfile.TemporaryDirectory() as tmp:
-        for label, (n, t) in list(engines.items())[1:]:
-            store = Path(tmp) / label.replace(" ", "_")
-            with num_threads(t if n == 1 else threads):  # the pool sets its workers' threads itself
-                timed(label, partial(sweep.run, store, jobs, device, workers=n))
-            losses[label] = _stored_eval_losses(store)
+    for r in range(rounds):
+        for label in ["plain loop", headline][:: 1 if r % 2 == 0 else -1] + (once if r == 0 else []):
+            run(label, r)
+    plain, ref = secs["plain loop"], losses["plain loop"][0]
     rows = []
-    for label, s in secs.items():
-        (n, t), peak = engines[label], peaks[label]
-        ref, got = losses["plain loop"], losses[label]
-        diff = max(abs(got[k][step] - v) for k in ref for step, v in ref[k].items())
-        rows.append({"kind": "training", "engine": label, "workers": n, "threads": t, "tasks": len(tasks),
-                     "attentions": len(attentions), "jobs": len(jobs), "runs": n_runs, "steps": train.steps,
-                     "eval_every": train.eval_every, "seconds": s, "runs_per_min": 60 * n_runs / s,
-                     "speedup": secs["plain loop"] / s, "max_loss_diff": diff, "gflops": flops / s / 1e9,
-                     "peak_gflops": peak / 1e9, "utilisation": flops / s / peak})  # fmt: skip
-        log(f"training, {label}: {rows[-1]['runs_per_min']:.1f} runs/min, {rows[-1]['speedup']:.2f}x the plain loop")
+    for label, (n, t) in engines.items():
+        s, peak = secs[label], sum(peaks[label]) / len(peaks[label])
+        ratio = [p / (s[i] if len(s) == len(plain) else s[0]) for i, p in enumerate(plain)]  # paired, or vs each
+        rows.append({
+            "kind": "training", "engine": label, "workers": n, "threads": t, "tasks": len(tasks),
+            "attentions": len(attentions), "jobs": len(jobs), "runs": n_runs, "steps": train.steps,
+            "eval_every": train.eval_every, "rounds": len(s), "seconds": median(s),
+            "runs_per_min": 60 * n_runs / median(s), "speedup": median(ratio), "speedup_min": min(ratio),
+            "speedup_max": max(ratio),
+            "max_loss_diff": max(abs(got[k][i] - v) for got in losses[label] for k in ref for i, v in ref[k].items()),
+            "gflops": flops / median(s) / 1e9, "peak_gflops": peak / 1e9, "utilisation": flops / median(s) / peak,
+        })  # fmt: skip
+        row = rows[-1]
+        log(f"training, {label}: {row['runs_per_min']:.1f} runs/min, {row['speedup']:.2f}x the plain loop "
+            f"({row['speedup_min']:.2f}-{row['speedup_max']:.2f} against its {len(plain)} rounds)")  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -229,6 +250,7 @@ def add_bench(sub):
     p.add_argument("--profile", action="store_true", help="also print where a training step's time goes")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     p.add_argument("--workers", type=int, default=None, help="the sweep's worker processes (default: as sweep)")
+    p.add_argument("--training-rounds", type=int, default=None, help="paired rounds, plain loop vs sweep (default 3)")
     p.set_defaults(func=cmd_bench)
 
 
@@ -237,6 +259,8 @@ def cmd_bench(args, parser):
         parser.error(f"--device: unknown {args.device!r}; allowed: cpu, cuda")
     if args.workers is not None and args.workers <= 0:
         parser.error(f"--workers: must be a positive integer, got {args.workers}")
+    if args.training_rounds is not None and args.training_rounds <= 0:
+        parser.error(f"--training-rounds: must be a positive integer, got {args.training_rounds}")
     keep_freed_memory()  # as the sweep's workers do, so every engine below runs alike
     device = torch.device(args.device) if args.device else default_device()
     grid, rounds = (QUICK_GRID, 2) if args.quick else (FULL_GRID, 15)
@@ -256,9 +280,11 @@ def cmd_bench(args, parser):
         # cadence, with an eighth of its steps
         train = TrainConfig(steps=20, eval_every=10) if args.quick else TrainConfig(steps=100)
         names, tasks = (["standard", "identity"], ["reverse"]) if args.quick else (list(attention.ATTENTION), [*TASKS])
-        tr = training_bench(names, tasks, 3, train, device, workers)
+        train_rounds = args.training_rounds or (2 if args.quick else 3)
+        tr = training_bench(names, tasks, 3, train, device, workers, train_rounds)
         st.write_named(args.store, "bench", "training", tr, meta)
-        cols = ["engine", "runs", "runs_per_min", "speedup", "max_loss_diff", "gflops", "utilisation"]
+        cols = ["engine", "rounds", "runs_per_min", "speedup", "speedup_min", "speedup_max", "max_loss_diff",
+                "utilisation"]  # fmt: skip
         fmt = {"max_loss_diff": "{:.1e}".format}  # rounding would print float noise as 0
         print(tr[cols].to_string(index=False, formatters=fmt, float_format="{:.3f}".format))
     if args.profile:

@@ -98,11 +98,13 @@ tr = bench[bench.kind == "training"] if "kind" in bench else bench.iloc[0:0]
 if tr.empty:
     st.info("No training benchmark in this store (`python -m core bench` without `--skip-training` makes one).")
 else:
-    cols = ["engine", "workers", "threads", "runs", "steps", "eval_every", "seconds", "runs_per_min", "speedup",
-            "max_loss_diff", "gflops", "peak_gflops", "utilisation"]  # fmt: skip
+    cols = ["engine", "workers", "threads", "runs", "steps", "eval_every", "rounds", "seconds", "runs_per_min",
+            "speedup", "speedup_min", "speedup_max", "max_loss_diff", "gflops", "peak_gflops",
+            "utilisation"]  # fmt: skip
     if "engine" not in tr:  # a bench stored before engines were compared side by side
         st.info("This store's training benchmark predates the current format; rerun `python -m core bench`.")
         st.stop()
+    cols = [c for c in cols if c in tr]  # a bench stored before paired rounds has no rounds or speedup range
     tr = tr[cols].astype({"workers": int, "threads": int, "runs": int, "steps": int, "eval_every": int})
     st.dataframe(
         tr,
@@ -118,8 +120,11 @@ else:
         "One small sweep (the default sweep's grid, every parameterization × task × 3 seeds, with its configs and "
         "eval cadence and fewer steps) trained several ways in one run: the plain per-run loop (torch.optim.AdamW), "
         "the vectorized ensemble in one process (with all threads, then with one: a worker's share without a "
-        "neighbour), and the ensemble on worker processes (one core each, start-up included). max_loss_diff: the "
-        "largest eval-loss gap to the plain loop. utilisation: FLOP/s (training and eval, counted by "
+        "neighbour), and the ensemble on worker processes (one core each, start-up included). The plain loop and "
+        "the sweep's engine (the last row) are timed in paired rounds, alternating which goes first; `speedup` is "
+        "the median of the per-round ratios and `speedup_min`–`speedup_max` their range (an engine timed once is "
+        "compared with every round of the plain loop); `seconds` and `runs_per_min` are medians. max_loss_diff: "
+        "the largest eval-loss gap to the plain loop. utilisation: FLOP/s (training and eval, counted by "
         "FlopCounterMode) over a float32 matmul peak measured in the same run at the threads the engine uses "
         "in all (workers × threads)."
     )

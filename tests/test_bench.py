@@ -25,6 +25,10 @@ def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
     assert tr.speedup["plain loop"] == 1.0 and tr.max_loss_diff["plain loop"] == 0.0
     assert (tr.max_loss_diff < 1e-4).all()  # every engine reproduces the plain loop's eval losses
     assert (tr.speedup > 0).all() and (tr.utilisation > 0).all() and (tr.gflops <= tr.peak_gflops * 2).all()
+    # the plain loop and the sweep's engine are timed in 2 paired rounds, the others once against both
+    assert list(tr.rounds) == [2, 1, *[1] * len(one_thread), 2]
+    assert ((tr.speedup_min <= tr.speedup) & (tr.speedup <= tr.speedup_max)).all()
+    assert tr.speedup_min["plain loop"] == tr.speedup_max["plain loop"] == 1.0
     assert list(tr.workers) == [1, 1, *[1] * len(one_thread), 2]
     assert (tr.threads[one_thread] == 1).all()
     assert st.read_meta(tmp_path / "bench" / "attention.parquet")["quick"] is True

@@ -90,6 +90,24 @@ def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, capsys, argv, flag)
     assert not store.exists()
 
 
+@pytest.mark.parametrize(
+    "argv,flag",
+    [
+        (["--device", "tpu"], "--device"),
+        (["--workers", "0"], "--workers"),
+        (["--training-rounds", "0"], "--training-rounds"),
+    ],
+)
+def test_bench_bad_flags_one_line_exit_2_nothing_written(tmp_path, capsys, argv, flag):
+    store = tmp_path / "store"
+    with pytest.raises(SystemExit) as err:
+        main(["bench", "--quick", "--store", str(store), *argv])
+    assert err.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and flag in lines[0]
+    assert not store.exists()
+
+
 def test_help_documents_every_subcommand():
     out = subprocess.run([sys.executable, "-m", "core", "--help"], cwd=ROOT, capture_output=True, text=True).stdout
     assert "sweep" in out
