@@ -123,3 +123,27 @@ def test_small_multiples_follow_the_sidebars_task_order():
     assert at.sidebar.multiselect[0].value == ["sort", "associative_recall", "reverse"]
     fig = specs(at)[0]
     assert [a["text"] for a in fig["layout"]["annotations"]] == ["sort", "associative_recall", "reverse"]
+
+
+def _training_table(at: AppTest):
+    return next(df.value for df in at.dataframe if "engine" in df.value)
+
+
+def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(tmp_path):
+    import shutil
+
+    import pandas as pd
+
+    from core import store as st
+
+    tr = _training_table(open_page("runtime"))
+    assert list(tr.engine)[0] == "plain loop" and {"rounds", "speedup_min", "speedup_max"} <= set(tr.columns)
+    assert ((tr.speedup_min <= tr.speedup) & (tr.speedup <= tr.speedup_max)).all()
+    # a store benchmarked before paired rounds (no rounds, no speedup range) still shows its table
+    shutil.copytree(ROOT / "data" / "bench", tmp_path / "bench")
+    shutil.copytree(ROOT / "data" / "runs", tmp_path / "runs")
+    path = tmp_path / "bench" / "training.parquet"
+    old = pd.read_parquet(path).drop(columns=["rounds", "speedup_min", "speedup_max"])
+    st.write_table(path, old, st.read_meta(path))
+    tr = _training_table(open_page("runtime", store=str(tmp_path)))
+    assert "rounds" not in tr and len(tr) == len(old)
