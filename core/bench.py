@@ -178,11 +178,12 @@ def training_bench(
     without a neighbour), and the engine's sweep on `workers` processes (their start-up included).
 
     The plain loop and the sweep's own engine (the last) run `rounds` times, alternating which goes first,
-    and `speedup` is the median of their per-round ratios: paired rounds cancel the machine's drift, which
-    moved single runs of the two-thread plain loop by up to 17%. The other engines run once, in the first
-    round, and are compared with every round of the plain loop. Every run's eval losses are compared with
-    the plain loop's first round at every evaluation (the plain loop's later rounds too: it is deterministic);
-    utilisation is against the matmul peak at the threads an engine uses in all, measured around each run."""
+    and `speedup` is the median of their per-round ratios: within a round both sides see the same machine
+    (which moved single runs of the two-thread plain loop by up to 17%; between runs it still moves the
+    median). The other engines run once, in the first round, and are compared with every round of the plain
+    loop. Every run's eval losses are compared with the plain loop's first round at every evaluation (the
+    plain loop's later rounds too: it is deterministic); utilisation is against the matmul peak at the
+    threads an engine uses in all, measured around each run."""
     jobs = sweep.plan(attentions, tasks, seeds, train)
     n_runs = sum(len(j.seeds) for j in jobs)
     flops = sum(run_flops(j) * len(j.seeds) for j in jobs)
@@ -227,14 +228,14 @@ def training_bench(
     for label, (n, t) in engines.items():
         s, peak = secs[label], sum(peaks[label]) / len(peaks[label])
         ratio = [p / (s[i] if len(s) == len(plain) else s[0]) for i, p in enumerate(plain)]  # paired, or vs each
+        sec = median(s)
         rows.append({
             "kind": "training", "engine": label, "workers": n, "threads": t, "tasks": len(tasks),
             "attentions": len(attentions), "jobs": len(jobs), "runs": n_runs, "steps": train.steps,
-            "eval_every": train.eval_every, "rounds": len(s), "seconds": median(s),
-            "runs_per_min": 60 * n_runs / median(s), "speedup": median(ratio), "speedup_min": min(ratio),
-            "speedup_max": max(ratio),
+            "eval_every": train.eval_every, "rounds": len(s), "seconds": sec, "runs_per_min": 60 * n_runs / sec,
+            "speedup": median(ratio), "speedup_min": min(ratio), "speedup_max": max(ratio),
             "max_loss_diff": max(abs(got[k][i] - v) for got in losses[label] for k in ref for i, v in ref[k].items()),
-            "gflops": flops / median(s) / 1e9, "peak_gflops": peak / 1e9, "utilisation": flops / median(s) / peak,
+            "gflops": flops / sec / 1e9, "peak_gflops": peak / 1e9, "utilisation": flops / sec / peak,
         })  # fmt: skip
         row = rows[-1]
         log(f"training, {label}: {row['runs_per_min']:.1f} runs/min, {row['speedup']:.2f}x the plain loop "

@@ -76,35 +76,21 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
         (["--device", "tpu"], "--device"),
         (["--steps", "many"], "--steps"),
         (["--workers", "0"], "--workers"),
+        (["bench", "--quick", "--device", "tpu"], "--device"),
+        (["bench", "--quick", "--workers", "0"], "--workers"),
+        (["bench", "--quick", "--training-rounds", "0"], "--training-rounds"),
     ],
 )
 def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, capsys, argv, flag):
     store = tmp_path / "store"
+    args = argv if argv[0] == "bench" else ["sweep", *argv]  # sweep's flags unless the case names bench
     with pytest.raises(SystemExit) as err:
-        main(["sweep", "--store", str(store), *argv])
+        main([*args, "--store", str(store)])
     assert err.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and flag in lines[0]
     if flag in ("--attention", "--task"):
         assert "allowed:" in lines[0] and ("standard" in lines[0] or "reverse" in lines[0])
-    assert not store.exists()
-
-
-@pytest.mark.parametrize(
-    "argv,flag",
-    [
-        (["--device", "tpu"], "--device"),
-        (["--workers", "0"], "--workers"),
-        (["--training-rounds", "0"], "--training-rounds"),
-    ],
-)
-def test_bench_bad_flags_one_line_exit_2_nothing_written(tmp_path, capsys, argv, flag):
-    store = tmp_path / "store"
-    with pytest.raises(SystemExit) as err:
-        main(["bench", "--quick", "--store", str(store), *argv])
-    assert err.value.code == 2
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and flag in lines[0]
     assert not store.exists()
 
 
