@@ -1,11 +1,15 @@
 """`python -m core`: sweep, bench, pretrained. Bad flags get one line naming the flag, exit code 2."""
 
 import argparse
+import math
+import os
 import re
 import sys
 from functools import cache, partial
+from pathlib import Path
 
 from .attention import ATTENTION
+from .config import LR_GRID
 from .store import BUNDLED_SWEEP  # noqa: F401 - part of the CLI's interface
 from .tasks import TASKS
 
@@ -31,6 +35,55 @@ def names(flag: str, allowed: dict):
     return parse
 
 
+def lr_list(text: str) -> list[float]:
+    """`--lr 3e-4,1e-3` or `--lr grid` (LR_GRID); every value finite and positive."""
+    if text.strip() == "grid":
+        return list(LR_GRID)
+    try:
+        values = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        values = []
+    if not values or not all(0 < v < math.inf for v in values):
+        raise argparse.ArgumentTypeError(
+            f"must be 'grid' ({','.join(f'{v:g}' for v in LR_GRID)}) or a comma list of finite positive numbers, "
+            f"got {text!r}"
+        )
+    return values
+
+
+lr_list.__name__ = "lr"
+
+
+def bounded_int(flag: str, most: int, least: int = 1):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not least <= value <= most:
+            raise argparse.ArgumentTypeError(f"must be an integer from {least} to {most}, got {text!r}")
+        return value
+
+    parse.__name__ = flag
+    return parse
+
+
+def store_dir(text: str) -> str:
+    """A directory to write into: not empty, not an existing file, and creatable (checked before training)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a directory, got ''")
+    path = Path(text)
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if existing.exists() and not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory ({existing} is a file)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"cannot create or write {text!r} (no write permission on {existing})")
+    return text
+
+
+store_dir.__name__ = "store"
+
+
 def flag_error(parser: Parser, err: ValueError):
     """Config errors say 'd_model: ...'; the user typed --d-model."""
     msg = re.sub(r"^(\w+):", lambda m: f"--{m.group(1).replace('_', '-')}:", str(err))
@@ -51,22 +104,32 @@ def add_sweep(sub):
         default=list(TASKS),
         help=f"comma list or 'all' (default all): {', '.join(TASKS)}",
     )
-    p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1, trained together as one ensemble (default 3)")
-    p.add_argument("--store", default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
-    p.add_argument("--steps", type=int, default=None, help="optimizer steps (default: TrainConfig's)")
-    p.add_argument("--batch-size", type=int, default=None)
-    p.add_argument("--lr", type=float, default=None)
-    p.add_argument("--eval-every", type=int, default=None)
-    p.add_argument("--n-layers", type=int, default=None)
-    p.add_argument("--d-model", type=int, default=None)
-    p.add_argument("--n-heads", type=int, default=None)
-    p.add_argument("--d-head", type=int, default=None)
-    p.add_argument("--n-kv-heads", type=int, default=None)
+    p.add_argument(
+        "--seeds",
+        type=bounded_int("seeds", 1000),
+        default=3,
+        help="seeds 0..N-1; every seed x lr trains together as one ensemble (default 3)",
+    )
+    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    p.add_argument("--steps", type=bounded_int("steps", 10**7), default=None, help="optimizer steps (default 800)")
+    p.add_argument("--batch-size", type=bounded_int("batch-size", 65536), default=None)
+    p.add_argument(
+        "--lr",
+        type=lr_list,
+        default=None,
+        help=f"learning rates: a comma list, or 'grid' ({','.join(f'{v:g}' for v in LR_GRID)}); default 3e-3",
+    )
+    p.add_argument("--eval-every", type=bounded_int("eval-every", 10**7), default=None)
+    p.add_argument("--n-layers", type=bounded_int("n-layers", 256), default=None)
+    p.add_argument("--d-model", type=bounded_int("d-model", 65536), default=None)
+    p.add_argument("--n-heads", type=bounded_int("n-heads", 65536), default=None)
+    p.add_argument("--d-head", type=bounded_int("d-head", 65536), default=None)
+    p.add_argument("--n-kv-heads", type=bounded_int("n-kv-heads", 65536), default=None)
     p.add_argument("--no-mlp", action="store_true", help="attention-only models")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     p.add_argument(
         "--workers",
-        type=int,
+        type=bounded_int("workers", 256),
         default=None,
         help="jobs trained at once, each in its own process (default: one per CPU core; 1 on CUDA)",
     )
@@ -75,23 +138,21 @@ def add_sweep(sub):
 
 
 def cmd_sweep(args, parser):
+    from . import findings, sweep
     from . import store as st
-    from . import sweep
     from .config import TrainConfig
 
-    train_kw = {
-        k: getattr(args, k) for k in ("steps", "batch_size", "lr", "eval_every") if getattr(args, k) is not None
-    }
+    train_kw = {k: getattr(args, k) for k in ("steps", "batch_size", "eval_every") if getattr(args, k) is not None}
+    lrs = args.lr or [TrainConfig().lr]
+    train_kw["lr"] = lrs[0]
     model_kw = {k: getattr(args, k) for k in ("n_layers", "d_model", "n_heads", "d_head", "n_kv_heads")}
     model_kw = {k: v for k, v in model_kw.items() if v is not None}
     if args.no_mlp:
         model_kw["mlp"] = False
     if args.device not in (None, "cpu", "cuda"):
         parser.error(f"--device: unknown {args.device!r}; allowed: cpu, cuda")
-    if args.workers is not None and args.workers <= 0:
-        parser.error(f"--workers: must be a positive integer, got {args.workers}")
     try:
-        jobs = sweep.plan(args.attention, args.task, args.seeds, TrainConfig(**train_kw), model_kw)
+        jobs = sweep.plan(args.attention, args.task, args.seeds, TrainConfig(**train_kw), model_kw, lrs)
     except ValueError as err:
         flag_error(parser, err)
 
@@ -121,29 +182,27 @@ def cmd_sweep(args, parser):
     run = partial(sweep.run, args.store, jobs, device, on_job=on_job, on_step=lambda _: bar.update(1), workers=workers)
     threads = workers * threads_per_worker(workers)  # all the sweep uses (1 worker: this process's)
     load_runs = cache(lambda: st.load_runs(args.store))  # read once, after the sweep: for its report and its table
-    counts, report = measured_sweep(run, missing, device, threads, runs=load_runs)
+    try:
+        counts, report = measured_sweep(run, missing, device, threads, runs=load_runs)
+    except sweep.SweepError as err:
+        bar.close()
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(1)
     bar.close()
     runs = load_runs()
     wanted = {rid for j in jobs for rid in j.run_ids().values()}
-    table = sweep.summary_table(runs[runs.run_id.isin(wanted)])
-    cols = [
-        "task",
-        "attention",
-        "seeds",
-        "eval_acc",
-        "eval_acc_std",
-        "eval_loss",
-        "params_attention",
-        "seconds_per_step",
-    ]
+    table = sweep.summary_table(findings.at_best_lr(runs[runs.run_id.isin(wanted)]))
+    cols = ["task", "attention", "lr", "seeds", "solved", "test_acc", "test_acc_std", "test_loss", "params_attention",
+            "seconds_per_step"]  # fmt: skip
     print(
         table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}") if not table.empty else "no finished runs"
     )
     print(
         f"trained {counts['trained']} runs ({counts['diverged']} diverged), skipped {counts['skipped']} already stored"
+        + (f", {counts['claimed']} being trained by another sweep" if counts["claimed"] else "")
     )
-    if report is not None:  # the Runtime page shows it; a later sweep that trains nothing keeps it
-        st.write_named(args.store, "bench", "sweep", report, {"device": device, "workers": workers})
+    if report is not None:  # the Runtime page shows the newest; each sweep keeps its own record
+        st.write_named(args.store, "bench", st.sweep_record_name(), report, {"device": device, "workers": workers})
         r = report.iloc[0]
         minutes, seconds = divmod(round(r.seconds), 60)
         print(
@@ -151,12 +210,20 @@ def cmd_sweep(args, parser):
             f"of the float32 matmul peak measured here ({r.peak_gflops:.0f} GFLOP/s at {threads} threads); "
             f"training steps alone: {r.step_utilisation:.0%} of it"
         )
+    if counts["failed"]:
+        print(
+            f"error: a worker process died twice on {', '.join(counts['failed'])}: those runs are not stored; "
+            f"every other run is. Rerun to resume.",
+            file=sys.stderr,
+        )
+        sys.exit(1)
 
 
 def add_summary(sub):
     p = sub.add_parser("summary", help="final eval accuracy, mean ± std over seeds, per task x parameterization")
     p.add_argument("--store", default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
     p.add_argument("--markdown", action="store_true", help="a markdown table (as in README.md)")
+    p.add_argument("--findings", action="store_true", help="also the findings against standard, with their statistics")
     p.set_defaults(func=cmd_summary)
 
 
@@ -164,17 +231,49 @@ def cmd_summary(args, parser):
     from . import store as st
     from . import sweep
 
+    if not Path(args.store).is_dir():
+        parser.error(f"--store: {args.store!r} is not a directory")
     runs = st.load_runs(args.store)
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
     print(sweep.accuracy_table(runs, markdown=args.markdown))
+    if args.findings:
+        from . import findings
+
+        print()
+        for line in findings.sentences(runs, list(ATTENTION)):
+            print(f"- {line}")
+
+
+def add_prune(sub):
+    p = sub.add_parser("prune", help="keep weights and patterns only for runs at their cell's best lr (data/ size)")
+    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    p.set_defaults(func=cmd_prune)
+
+
+def cmd_prune(args, parser):
+    from . import findings
+    from . import store as st
+
+    runs = st.load_runs(args.store)
+    keep = set(findings.at_best_lr(runs).run_id)
+    removed = st.drop_weights(args.store, [r for r in runs.run_id if r not in keep])
+    print(f"kept the weights of {len(keep)} best-lr runs, removed {removed} others' (their metrics stay)")
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def main(argv=None) -> int:
+    import warnings
+
+    warnings.showwarning = _one_line_warning  # a skipped file is one line, not Python's two-line format
     parser = Parser(prog="python -m core", description="Train and compare attention parameterizations.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_sweep(sub)
     add_summary(sub)
+    add_prune(sub)
     from .bench import add_bench  # torch-heavy modules load only for the CLI
     from .pretrained import add_pretrained
 

@@ -7,7 +7,12 @@ the run id is the hash of (model, task, train, seed).
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass
+
+# Upper bounds far beyond anything this lab trains, so a typo is one clear error, not an overflow.
+MOST = {"steps": 10**7, "batch_size": 65536, "eval_every": 10**7, "eval_size": 65536, "n_symbols": 4096,
+        "length": 1024, "n_layers": 256, "vocab_size": 10**6, "max_len": 65536, "d_mlp": 65536}  # fmt: skip
 
 
 def _positive_int(obj, *names: str) -> None:
@@ -15,13 +20,15 @@ def _positive_int(obj, *names: str) -> None:
         value = getattr(obj, name)
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"{name}: must be a positive integer, got {value!r}")
+        if name in MOST and value > MOST[name]:
+            raise ValueError(f"{name}: must be at most {MOST[name]}, got {value!r}")
 
 
 def _positive_float(obj, *names: str) -> None:
     for name in names:
         value = getattr(obj, name)
-        if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
-            raise ValueError(f"{name}: must be a positive number, got {value!r}")
+        if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < math.inf:
+            raise ValueError(f"{name}: must be a finite positive number, got {value!r}")
 
 
 def stable_hash(payload: dict, n: int = 16) -> str:
@@ -76,10 +83,11 @@ class TaskConfig(_Config):
     name: str = "associative_recall"  # a name in core.tasks.TASKS
     n_symbols: int | None = None  # None: the task's default alphabet size
     length: int | None = None  # None: the task's default (items per sequence, or key-value pairs)
-    # fixed held-out examples, drawn from eval_seed: 256 gives 2048-2816 answer positions per task;
-    # 512, evaluated every 25 steps, added a third to a sweep's time (docs/benchmarks.md)
+    # two fixed held-out sets of eval_size examples each (2048-2816 answer positions per task), disjoint
+    # from each other and from training: validation picks (best lr, time to solve), test is reported
     eval_size: int = 256
-    eval_seed: int = 12345
+    val_seed: int = 12345
+    test_seed: int = 54321
 
     def __post_init__(self):
         from .tasks import get_task
@@ -88,6 +96,11 @@ class TaskConfig(_Config):
         self._set("n_symbols", cls.n_symbols if self.n_symbols is None else self.n_symbols)
         self._set("length", cls.length if self.length is None else self.length)
         _positive_int(self, "n_symbols", "length", "eval_size")
+        for name in ("val_seed", "test_seed"):
+            if not isinstance(getattr(self, name), int) or not 0 <= getattr(self, name) < 2**63:
+                raise ValueError(f"{name}: must be an integer in [0, 2**63), got {getattr(self, name)!r}")
+        if self.val_seed == self.test_seed:
+            raise ValueError(f"test_seed: must differ from val_seed={self.val_seed}")
         cls.check(self)
 
 
@@ -95,7 +108,7 @@ class TaskConfig(_Config):
 class TrainConfig(_Config):
     steps: int = 800  # standard reaches >= 95% eval accuracy on every task by then
     batch_size: int = 32
-    lr: float = 3e-3
+    lr: float = 3e-3  # a sweep trains a grid of them (LR_GRID) and compares each parameterization at its best
     warmup: int = 50  # linear warmup steps, then cosine decay to lr_min_ratio * lr
     lr_min_ratio: float = 0.1
     weight_decay: float = 0.01  # AdamW, applied to matrices only (not norms, biases)
@@ -107,10 +120,14 @@ class TrainConfig(_Config):
         _positive_float(self, "lr", "lr_min_ratio")
         if not isinstance(self.warmup, int) or self.warmup < 0:
             raise ValueError(f"warmup: must be a non-negative integer, got {self.warmup!r}")
-        if not isinstance(self.weight_decay, int | float) or self.weight_decay < 0:
+        if not isinstance(self.weight_decay, int | float) or not 0 <= self.weight_decay < math.inf:
             raise ValueError(f"weight_decay: must be >= 0, got {self.weight_decay!r}")
         if self.grad_clip is not None:
             _positive_float(self, "grad_clip")
+
+
+# The default learning-rate grid (`--lr grid`): half-decade steps from 3e-4 to 1e-2.
+LR_GRID = (3e-4, 1e-3, 3e-3, 1e-2)
 
 
 def run_id(model: ModelConfig, task: TaskConfig, train: TrainConfig, seed: int) -> str:

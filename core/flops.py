@@ -44,14 +44,15 @@ def matmul_peak(n: int = 1024, device="cpu", threads: int | None = None) -> floa
 
 def job_flops(job) -> tuple[int, int]:
     """FLOPs of one run of a sweep job, counted by torch's FlopCounterMode: (all its training steps,
-    forward + backward of one batch each; all its evaluations, a forward over the eval set each)."""
+    forward + backward of one batch each; all its evaluations, a forward over both held-out sets each)."""
     task, train = make_task(job.task), job.train
     model = init_model(job.model, 0)
     x, y, m = task.sample(train.batch_size, torch.Generator().manual_seed(0))
+    held_out = torch.cat([x for x, _, _ in task.held_out().values()])
     with FlopCounterMode(display=False) as step:
         masked_ce(model(x), y, m).backward()
     with FlopCounterMode(display=False) as evaluation, torch.no_grad():
-        model(task.eval_set()[0])
+        model(held_out)
     n_evals = 1 + sum(s % train.eval_every == 0 or s == train.steps for s in range(1, train.steps + 1))
     return step.get_total_flops() * train.steps, evaluation.get_total_flops() * n_evals
 

@@ -19,17 +19,17 @@ def eval_loss(model, x, y, m, chunk: int = 256) -> float:
 
 
 def train_plain(model_cfg: ModelConfig, task_cfg: TaskConfig, train_cfg: TrainConfig, seed: int, device="cpu"):
-    """Trained the textbook way; returns (per-step training losses, [(step, eval_loss), ...])."""
+    """Trained the textbook way; returns (per-step training losses, [(step, test loss), ...])."""
     task = make_task(task_cfg)
     model = init_model(model_cfg, seed).to(device)
     named = dict(model.named_parameters())
     opt = torch.optim.AdamW(param_groups(named, train_cfg.weight_decay, 0), lr=train_cfg.lr, betas=(0.9, 0.98))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_at(s, train_cfg))
     gen = data_generator(seed)
-    ex, ey, em = (t.to(device) for t in task.eval_set())
+    ex, ey, em = (t.to(device) for t in task.eval_set("test"))
     losses, evals = [], [(0, eval_loss(model, ex, ey, em))]
     for step in range(1, train_cfg.steps + 1):
-        x, y, m = (t.to(device) for t in task.sample(train_cfg.batch_size, gen))
+        x, y, m = (t.to(device) for t in task.sample_train(train_cfg.batch_size, gen))
         loss = masked_ce(model(x), y, m)
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -5,7 +5,8 @@
     STORE/weights/<run_id>.safetensors   final per-head weights of every layer (float16) and the
                                          attention patterns of a few eval examples
     STORE/bench/*.parquet, STORE/pretrained/*.parquet   tables written by `bench` and `pretrained`;
-                                         bench/sweep.parquet: the last sweep's wall time and FLOP/s
+                                         bench/sweep-*.parquet: each sweep's wall time and FLOP/s
+    STORE/claims/<run_id>.claim          runs being trained right now, each holding its sweep's pid
 
 Every file is written to a temporary name and renamed into place, and a run's parquet is written
 after its weights: a run exists once its parquet does, so a kill loses at most the runs in flight.
@@ -47,15 +48,22 @@ RUN_COLUMNS = [
     "batch_size",
     "lr",
     "status",
+    "val_loss",
+    "val_acc",
+    "test_loss",
+    "test_acc",
     "eval_loss",
     "eval_acc",
     "train_loss",
+    "val_loss_drop",
+    "val_acc_gain",
     "params_attention",
     "params_total",
     "train_seconds",
     "step_seconds",
     "n_ensemble",
     "threads",
+    "steps_done",
     "seconds_per_step",
     "tokens_per_s",
 ]
@@ -111,6 +119,8 @@ def _atomic(path: Path, write) -> None:
 
 
 def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -121,13 +131,58 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale_tmp(store) -> int:
-    """Delete the temporary files of writers that were killed mid-write (their pid is gone); a live
-    writer's are left alone. Returns how many were removed."""
+    """Delete the temporary files of writers that were killed mid-write (their pid is gone), and the
+    claims of sweeps that died; a live writer's are left alone. Returns how many were removed."""
     tmps = [(p, p.name.rsplit(".", 2)[1]) for p in Path(store).glob("*/.*.tmp")]  # .<name>.<pid>.tmp
     stale = [p for p, pid in tmps if pid.isdigit() and not _alive(int(pid))]
+    stale += [p for p in Path(store).glob("claims/*.claim") if not _alive(_claim_pid(p))]
     for p in stale:
         p.unlink(missing_ok=True)
     return len(stale)
+
+
+# ---- claims: a run being trained belongs to one sweep ----------------------------------------
+def claim_path(store, run_id: str) -> Path:
+    return Path(store) / "claims" / f"{run_id}.claim"
+
+
+def _claim_pid(path: Path) -> int:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return 0  # gone or unreadable: nobody holds it
+
+
+def claim(store, run_id: str) -> bool:
+    """Claim a run for this process: a file holding the pid, linked into place (atomic, and it fails
+    when the name exists). False when a live process holds it; a dead process's claim is taken over."""
+    path = claim_path(store, run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    tmp.write_text(str(os.getpid()))
+    try:
+        for _ in range(2):
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pid = _claim_pid(path)
+                if pid == os.getpid() or _alive(pid):
+                    return pid == os.getpid()
+                path.unlink(missing_ok=True)  # the claimant died: its run was never finished
+                continue
+            if has_run(store, run_id):  # finished by another sweep between our look and our claim
+                release(store, run_id)
+                return False
+            return True
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def release(store, run_id: str) -> None:
+    path = claim_path(store, run_id)
+    if _claim_pid(path) == os.getpid():
+        path.unlink(missing_ok=True)
 
 
 def write_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
@@ -195,9 +250,13 @@ def _files(store, sub: str):
     return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
 
 
+OLD_METRICS = {"eval_loss": "test_loss", "eval_acc": "test_acc"}  # stores made before the val/test split
+
+
 def _row(meta: dict) -> dict:
     m, t, tr = meta["model"], meta["task"], meta["train"]
     params = meta.get("params", {})
+    final = {OLD_METRICS.get(k, k): v for k, v in meta["final"].items()}
     return {
         "run_id": meta["run_id"],
         "attention": m["attention"],
@@ -215,15 +274,22 @@ def _row(meta: dict) -> dict:
         "batch_size": tr["batch_size"],
         "lr": tr["lr"],
         "status": meta["status"],
-        "eval_loss": meta["final"].get("eval_loss"),
-        "eval_acc": meta["final"].get("eval_acc"),
-        "train_loss": meta["final"].get("train_loss"),
+        "val_loss": final.get("val_loss"),  # absent (None) in stores made before the split
+        "val_acc": final.get("val_acc"),
+        "test_loss": final.get("test_loss"),
+        "test_acc": final.get("test_acc"),
+        "eval_loss": final.get("test_loss"),  # aliases of the test metrics, for old readers
+        "eval_acc": final.get("test_acc"),
+        "train_loss": final.get("train_loss"),
+        "val_loss_drop": final.get("val_loss_drop"),  # relative fall of val loss over the last fifth of steps
+        "val_acc_gain": final.get("val_acc_gain"),
         "params_attention": params.get("attention"),
         "params_total": sum(params.values()) if params else None,
         "train_seconds": meta["train_seconds"],
         "step_seconds": meta.get("step_seconds"),  # absent from stores written before it was measured
         "n_ensemble": meta["n_ensemble"],
         "threads": meta.get("threads"),  # absent from stores written before workers existed
+        "steps_done": meta["steps_done"],
         "seconds_per_step": meta["train_seconds"] / max(1, meta["steps_done"]),
         "tokens_per_s": meta["tokens_per_s"],
         **{f"params_{k}": v for k, v in params.items()},
@@ -257,7 +323,8 @@ def load_metrics(store, run_ids=None) -> pd.DataFrame:
             warnings.warn(f"skipping {path}: not a readable attention-lab run ({err})", stacklevel=2)
     if not frames:
         return pd.DataFrame({"run_id": [], "step": [], "metric": [], "value": []})
-    return pd.concat(frames, ignore_index=True)
+    out = pd.concat(frames, ignore_index=True)
+    return out.assign(metric=out.metric.replace(OLD_METRICS))
 
 
 def load_head_weights(store, run_id: str) -> list[dict[str, np.ndarray]]:
@@ -277,6 +344,22 @@ def load_head_weights(store, run_id: str) -> list[dict[str, np.ndarray]]:
             hw["W_OV"] = hw["W_V"] @ hw["W_O"]
         layers.append(hw)
     return layers
+
+
+def drop_weights(store, run_ids) -> int:
+    """Delete these runs' weights files (their metrics stay); returns how many were removed."""
+    removed = 0
+    for rid in run_ids:
+        path = weights_path(store, rid)
+        if path.exists():
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def sweep_record_name() -> str:
+    """bench/sweep-<UTC time>-<pid>: one record per sweep, so concurrent sweeps never overwrite each other's."""
+    return f"sweep-{datetime.now(UTC):%Y%m%dT%H%M%S}-{os.getpid()}"
 
 
 def load_patterns(store, run_id: str):

@@ -3,11 +3,16 @@
 Each task samples (inputs, targets, loss_mask), all (N, T), from a torch.Generator, so a seed fixes
 the data. targets[t] is what position t must predict; the loss and accuracy count only where
 loss_mask is True (the answer positions).
+
+Two fixed held-out sets, drawn from their own seeds: `validation` (every choice: best lr, time to
+solve) and `test` (what is reported). No sequence is in both, and training batches never contain a
+held-out sequence (`sample_train` redraws any that collide), so neither set is ever trained on.
+The task takes its config (core.config.TaskConfig) duck-typed: data flows config -> tasks, one way.
 """
 
 import torch
 
-from .config import TaskConfig
+SPLITS = ("val", "test")
 
 
 class Task:
@@ -15,14 +20,15 @@ class Task:
     length: int  # default items per sequence
     description: str
 
-    def __init__(self, cfg: TaskConfig):
+    def __init__(self, cfg):
         self.cfg = cfg
         self.n, self.L = cfg.n_symbols, cfg.length
+        self._held_out = None
 
     distinct = False  # True: a sequence holds `length` different symbols, so length <= n_symbols
 
     @classmethod
-    def check(cls, cfg: TaskConfig) -> None:
+    def check(cls, cfg) -> None:
         """Raise a one-line ValueError for sizes the task cannot use."""
         if cls.distinct and cfg.length > cfg.n_symbols:
             raise ValueError(f"length: at most n_symbols={cfg.n_symbols} distinct symbols, got {cfg.length}")
@@ -33,8 +39,34 @@ class Task:
     def sample(self, n: int, gen: torch.Generator):
         raise NotImplementedError
 
-    def eval_set(self):
-        return self.sample(self.cfg.eval_size, torch.Generator().manual_seed(self.cfg.eval_seed))
+    # held-out sets ----------------------------------------------------------------------
+    def held_out(self) -> dict[str, tuple]:
+        """{"val": (x, y, mask), "test": (x, y, mask)}, each eval_size rows; no sequence is in both."""
+        if self._held_out is None:
+            val = self.sample(self.cfg.eval_size, torch.Generator().manual_seed(self.cfg.val_seed))
+            test = self._excluding(self.cfg.eval_size, torch.Generator().manual_seed(self.cfg.test_seed), val[0])
+            self._held_out = {"val": val, "test": test}
+            self._held_hashes = torch.cat([_row_hash(val[0]), _row_hash(test[0])])
+        return self._held_out
+
+    def eval_set(self, split: str = "test"):
+        return self.held_out()[split]
+
+    def sample_train(self, n: int, gen: torch.Generator):
+        """A training batch in which no sequence is a held-out one (colliding rows are redrawn)."""
+        self.held_out()
+        return self._excluding(n, gen, hashes=self._held_hashes)
+
+    def _excluding(self, n: int, gen: torch.Generator, avoid: torch.Tensor | None = None, hashes=None):
+        hashes = _row_hash(avoid) if hashes is None else hashes
+        x, y, m = self.sample(n, gen)
+        bad = torch.isin(_row_hash(x), hashes)
+        while bad.any():  # rare (at most ~1% of batches on the smallest task): redraw those rows
+            rx, ry, rm = self.sample(int(bad.sum()), gen)
+            x, y, m = x.clone(), y.clone(), m.clone()
+            x[bad], y[bad], m[bad] = rx, ry, rm
+            bad = torch.isin(_row_hash(x), hashes)
+        return x, y, m
 
     # helpers ---------------------------------------------------------------------------
     def _distinct(self, n: int, k: int, gen: torch.Generator) -> torch.Tensor:
@@ -137,6 +169,14 @@ class Histogram(Task):
         return x, targets, mask
 
 
+_HASH = torch.randint(1, 2**61, (4096,), generator=torch.Generator().manual_seed(0))
+
+
+def _row_hash(x: torch.Tensor) -> torch.Tensor:
+    """(n, T) tokens -> (n,) int64 fingerprints: equal rows hash equal; a false match only redraws a row."""
+    return (x.long() * _HASH[: x.shape[-1]]).sum(-1)
+
+
 # Insertion order is the display order on every page.
 TASKS: dict[str, type[Task]] = {
     "associative_recall": AssociativeRecall,
@@ -153,5 +193,5 @@ def get_task(name: str) -> type[Task]:
     return TASKS[name]
 
 
-def make_task(cfg: TaskConfig) -> Task:
+def make_task(cfg) -> Task:
     return get_task(cfg.name)(cfg)

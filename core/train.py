@@ -1,12 +1,12 @@
-"""The training engine: every seed of one configuration trains at once, as one vectorized ensemble.
+"""The training engine: every member of one configuration trains at once, as one vectorized ensemble.
 
-The seeds' parameters are stacked to (E, ...) (torch.func.stack_module_state) and swapped into one
-module with functional_call; every layer takes that leading member dim as batched kernels (core.model),
-so E seeds cost one pass of batched matmuls instead of E passes. (torch.func.vmap gives the same
-numbers but, on CPU, loops over members in attention and decomposes LayerNorm and biases: slower
-than training the seeds one by one.) Each member gets exactly the updates it would get alone: AdamW
-is elementwise, the loss is a sum of per-member losses, and gradient clipping is done per member
-(tests/test_train.py checks against training alone).
+A member is one (seed, learning rate). The members' parameters are stacked to (E, ...)
+(torch.func.stack_module_state) and swapped into one module with functional_call; every layer takes
+that leading member dim as batched kernels (core.model), so E members cost one pass of batched matmuls
+instead of E passes. (torch.func.vmap gives the same numbers but, on CPU, loops over members in attention and decomposes LayerNorm and biases: slower
+than training the members one by one.) Each member gets exactly the updates it would get alone: AdamW
+is elementwise with one param group per learning rate, the loss is a sum of per-member losses, and
+gradient clipping is done per member (tests/test_train.py checks against training alone).
 """
 
 import math
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state
 
@@ -23,19 +24,24 @@ from .model import Transformer
 from .tasks import make_task
 
 N_PATTERN_EXAMPLES = 2  # eval examples whose attention patterns are kept for the Attention maps page
+# The per-step relative update of the effective W_QK and W_OV is measured on every UPDATE_EVERY-th step
+# (and the first): a sample of the steps, so it costs under 2% of a step (every step: 4-5%).
+UPDATE_EVERY = 5
 
 
 @dataclass
 class RunResult:
     seed: int
+    lr: float
     status: str  # "ok" or "diverged"
     metrics: list[tuple[int, str, float]] = field(default_factory=list)  # (step, metric, value)
-    final: dict = field(default_factory=dict)  # last eval_loss, eval_acc, train_loss
-    train_seconds: float = 0.0  # wall time of the whole ensemble (all seeds train together)
+    final: dict = field(default_factory=dict)  # last val/test loss and accuracy, train_loss, late trend
+    train_seconds: float = 0.0  # wall time of the whole ensemble (all members train together)
     step_seconds: float = 0.0  # the part of it spent in training steps (evaluations and set-up excluded)
     steps_done: int = 0  # optimizer steps the ensemble ran
     tokens_per_s: float = 0.0  # training tokens per second of the whole ensemble
     threads: int = 1  # intra-op threads it trained with (a sweep with workers gives each one core)
+    n_ensemble: int = 1  # members that really trained together in this ensemble
     head_weights: list = field(default_factory=list)  # per layer, head_weights() of the final model
     patterns: torch.Tensor | None = None  # (L, N_PATTERN_EXAMPLES, H, T, T)
     examples: torch.Tensor | None = None  # (N_PATTERN_EXAMPLES, T) the tokens those patterns are for
@@ -93,6 +99,22 @@ def clip_per_member(params: list[torch.Tensor], max_norm: float) -> None:
         g.mul_(coef.view(-1, *[1] * (g.dim() - 1)))
 
 
+class _HeadWeights(nn.Module):
+    """Calls model.head_weights() through functional_call, so it reads every member's stacked weights."""
+
+    def __init__(self, model: Transformer):
+        super().__init__()
+        self.model = model
+
+    def forward(self):
+        return [(hw["W_QK"], hw["W_OV"]) for hw in self.model.head_weights()]  # per layer, (E, H, D, D) each
+
+
+def _rel_change(new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
+    """||new - old|| / ||old|| per member (dim 0), Frobenius over all heads: (E,)."""
+    return (new - old).flatten(1).norm(dim=1) / old.flatten(1).norm(dim=1).clamp_min(1e-12)
+
+
 def train_ensemble(
     model_cfg: ModelConfig,
     task_cfg: TaskConfig,
@@ -101,64 +123,112 @@ def train_ensemble(
     device: torch.device | str | None = None,
     on_step: Callable[[int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    lrs: list[float] | None = None,
 ) -> list[RunResult] | None:
-    """Train one model per seed together; returns one RunResult per seed, or None if stopped."""
+    """Train one model per member together; member i is (seeds[i], lrs[i]), lrs defaulting to train_cfg.lr.
+    Returns one RunResult per member in that order, or None if stopped.
+
+    Members of one lr share one slice of the stacked parameters, and each slice is its own AdamW param
+    group: the optimizer (fused AdamW), the schedule and clipping act per member exactly as alone."""
     device = torch.device(device) if device is not None else default_device()
+    lrs = [train_cfg.lr] * len(seeds) if lrs is None else [float(lr) for lr in lrs]
+    if len(lrs) != len(seeds):
+        raise ValueError(f"lrs: one per seed, got {len(lrs)} for {len(seeds)} seeds")
+    by_lr: dict[float, list[int]] = {}
+    for i, lr in enumerate(lrs):
+        by_lr.setdefault(lr, []).append(i)
+    order = [i for idx in by_lr.values() for i in idx]  # members sorted into lr slices
     task = make_task(task_cfg)
-    models = [init_model(model_cfg, s).to(device) for s in seeds]
-    params, buffers = stack_module_state(models)  # each (E, ...)
+    models = [init_model(model_cfg, seeds[i]).to(device) for i in order]
+    slices, n = [], 0
+    for idx in by_lr.values():
+        slices.append(stack_module_state(models[n : n + len(idx)])[0])  # each (E_lr, ...), leaf tensors
+        n += len(idx)
+    buffers = stack_module_state(models)[1]
     base = models[0].to("meta")
+    head_view = _HeadWeights(base)
+    E = len(order)
+
+    def stacked():  # every member's parameters as (E, ...): one cat per parameter, autograd splits it back
+        return slices[0] if len(slices) == 1 else {k: torch.cat([s[k] for s in slices]) for k in slices[0]}
 
     def loss_fn(x, y, m):  # x (E, B, T) -> (E,)
-        return masked_ce(functional_call(base, (params, buffers), (x,)), y, m)
+        return masked_ce(functional_call(base, (stacked(), buffers), (x,)), y, m)
 
     def eval_fn(x, y, m):  # one eval set (N, T) for all members -> (E,), (E,)
         x, y, m = (t.expand(E, *t.shape) for t in (x, y, m))
-        logits = functional_call(base, (params, buffers), (x,))
+        logits = functional_call(base, (stacked(), buffers), (x,))
         return masked_ce(logits, y, m), masked_acc(logits, y, m)
 
-    E = len(seeds)
-    groups = param_groups(params, train_cfg.weight_decay, 1)
+    def effective():  # per layer, (W_QK, W_OV) of every member, (E, H, D, D) each
+        with torch.no_grad():
+            return functional_call(head_view, {**{f"model.{k}": v for k, v in stacked().items()},
+                                               **{f"model.{k}": v for k, v in buffers.items()}}, ())  # fmt: skip
+
+    groups = []
+    for lr, params in zip(by_lr, slices):
+        groups += [{**g, "lr": lr} for g in param_groups(params, train_cfg.weight_decay, 1)]
     # fused: one kernel for all parameters (5x faster than foreach on CPU here); same update up to rounding
     opt = torch.optim.AdamW(groups, lr=train_cfg.lr, betas=(0.9, 0.98), fused=True)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_at(s, train_cfg))
-    gens = [data_generator(s) for s in seeds]
-    ex, ey, em = (t.to(device) for t in task.eval_set())
-    results = [RunResult(seed=s, status="ok") for s in seeds]
+    member_seeds = [seeds[i] for i in order]
+    distinct = list(dict.fromkeys(member_seeds))  # members of one seed see the same batches: draw them once
+    gens = {s: data_generator(s) for s in distinct}
+    pick = torch.tensor([distinct.index(s) for s in member_seeds])
+    held_out = {k: tuple(t.to(device) for t in v) for k, v in task.held_out().items()}
+    results = [RunResult(seed=seeds[i], lr=lrs[i], status="ok", n_ensemble=E) for i in order]
     alive = torch.ones(E, dtype=torch.bool)
     running = torch.zeros(E)  # train loss summed since the last log
+    n_layers = model_cfg.n_layers
+    moved = torch.zeros(n_layers, 2, E)  # relative update of (W_QK, W_OV) per layer, summed over sampled steps
+    n_moved, prev = 0, None
     n_running, t0, seen, in_steps = 0, time.perf_counter(), 0, 0.0
 
     def evaluate(step: int):
-        nonlocal running, n_running
+        nonlocal running, n_running, moved, n_moved
+        values = {}
         with torch.no_grad():
-            losses, accs = zip(*(eval_fn(*c) for c in _chunks(ex, ey, em)))
-        losses, accs = torch.stack(losses).mean(0).cpu(), torch.stack(accs).mean(0).cpu()
+            for split, (ex, ey, em) in held_out.items():
+                losses, accs = zip(*(eval_fn(*c) for c in _chunks(ex, ey, em)))
+                values[f"{split}_loss"] = torch.stack(losses).mean(0).cpu()
+                values[f"{split}_acc"] = torch.stack(accs).mean(0).cpu()
         elapsed = time.perf_counter() - t0
         for i, r in enumerate(results):
             if not alive[i]:
                 continue
-            r.metrics += [(step, "eval_loss", losses[i].item()), (step, "eval_acc", accs[i].item())]
+            r.metrics += [(step, k, v[i].item()) for k, v in values.items()]
             r.metrics.append((step, "wall_time", elapsed))
             if n_running:
                 r.metrics.append((step, "train_loss", (running[i] / n_running).item()))
                 r.metrics.append((step, "tokens_per_s", seen / elapsed))
-            r.final = {"eval_loss": losses[i].item(), "eval_acc": accs[i].item()}
-        running, n_running = torch.zeros(E), 0
+            if n_moved:
+                for layer in range(n_layers):
+                    r.metrics.append((step, f"update_qk.{layer}", (moved[layer, 0, i] / n_moved).item()))
+                    r.metrics.append((step, f"update_ov.{layer}", (moved[layer, 1, i] / n_moved).item()))
+            r.final.update({k: v[i].item() for k, v in values.items()})
+        running, n_running, moved, n_moved = torch.zeros(E), 0, torch.zeros(n_layers, 2, E), 0
 
     evaluate(0)
     for step in range(1, train_cfg.steps + 1):
         t_step = time.perf_counter()
-        batch = [task.sample(train_cfg.batch_size, g) for g in gens]
-        x, y, m = (torch.stack(t).to(device) for t in zip(*batch))  # (E, B, T) each
+        if step % UPDATE_EVERY == 0 or step == 1:
+            prev = effective()  # the effective matrices before this step: its update is measured below
+        batch = [task.sample_train(train_cfg.batch_size, gens[s]) for s in distinct]
+        x, y, m = (torch.stack(t)[pick].to(device) for t in zip(*batch))  # (E, B, T) each
         loss = loss_fn(x, y, m)  # (E,)
         opt.zero_grad(set_to_none=True)
         loss.sum().backward()
         if train_cfg.grad_clip is not None:
-            clip_per_member(list(params.values()), train_cfg.grad_clip)
+            for params in slices:
+                clip_per_member(list(params.values()), train_cfg.grad_clip)
         opt.step()
         sched.step()
         seen += x.numel()
+        if prev is not None:  # the mechanism behind stacked: how far one step moves the effective matrices
+            for layer, ((qk, ov), (qk0, ov0)) in enumerate(zip(effective(), prev)):
+                moved[layer, 0] += _rel_change(qk, qk0).cpu()
+                moved[layer, 1] += _rel_change(ov, ov0).cpu()
+            n_moved, prev = n_moved + 1, None
         loss = loss.detach().cpu()
         newly_dead = alive & ~loss.isfinite()
         for i in newly_dead.nonzero().flatten().tolist():
@@ -180,8 +250,9 @@ def train_ensemble(
     for r in results:
         r.train_seconds, r.step_seconds, r.steps_done, r.tokens_per_s = seconds, in_steps, step, seen / seconds
         r.threads = torch.get_num_threads()
-    _finish(results, params, model_cfg, ex)
-    return results
+    _finish(results, stacked(), model_cfg, held_out["test"][0])
+    back = {i: r for i, r in zip(order, results)}
+    return [back[i] for i in range(E)]
 
 
 def _chunks(*tensors, size: int = 64):  # small enough that a chunk's activations stay in cache
@@ -190,7 +261,7 @@ def _chunks(*tensors, size: int = 64):  # small enough that a chunk's activation
         yield tuple(t[i : i + size] for t in tensors)
 
 
-def _finish(results, params, model_cfg, eval_inputs) -> None:
+def _finish(results, params, model_cfg, eval_inputs) -> None:  # params: stacked (E, ...), member order
     """Per member: rebuild the module, keep its head weights and a few attention patterns."""
     examples = eval_inputs[:N_PATTERN_EXAMPLES]
     for i, r in enumerate(results):
@@ -201,3 +272,19 @@ def _finish(results, params, model_cfg, eval_inputs) -> None:
             r.patterns = model.attention_patterns(examples).cpu()
             r.examples = examples.cpu()
         r.final["train_loss"] = next((v for s, k, v in reversed(r.metrics) if k == "train_loss"), float("nan"))
+        r.final.update(_late_trend(r.metrics, r.steps_done))
+
+
+def _late_trend(metrics, steps: int) -> dict:
+    """How validation moved over the last fifth of training (from the evaluation nearest 80% of the
+    steps to the last): the evidence that a run which has not solved its task was still improving."""
+    val = {k: [(s, v) for s, kk, v in metrics if kk == k] for k in ("val_loss", "val_acc")}
+    if len(val["val_loss"]) < 2:
+        return {}
+    mark = min(val["val_loss"], key=lambda sv: abs(sv[0] - 0.8 * steps))[0]
+    at = {k: dict(v) for k, v in val.items()}
+    last = val["val_loss"][-1][0]
+    return {
+        "val_loss_drop": (at["val_loss"][mark] - at["val_loss"][last]) / max(abs(at["val_loss"][mark]), 1e-12),
+        "val_acc_gain": at["val_acc"][last] - at["val_acc"][mark],
+    }

@@ -7,7 +7,9 @@ figures). On CUDA one process drives the GPU, so there the sweep stays in-proces
 
 Each worker writes its own runs (atomically, as the in-process sweep does) and streams step counts
 back for the progress bar. A worker whose parent dies (a killed sweep) exits, so at most the runs
-in flight are lost, and a rerun resumes.
+in flight are lost, and a rerun resumes. A worker that dies (killed, out of memory) breaks its pool:
+the jobs it was training are retried once on a fresh pool, and given up on (reported, not stored)
+if they break it again, while every other job goes on.
 """
 
 import ctypes
@@ -17,7 +19,9 @@ import queue
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 
+RETRIES = 1  # a job in flight when its worker died is retried this many times
 _progress = None  # in a worker: the queue its step counts go to
 
 
@@ -72,39 +76,70 @@ def _report(step: int) -> None:
     _progress.put(1)
 
 
-def _train(store, job, missing, device, command) -> dict:
-    from .sweep import train_job
+def _train(store, index, job, missing, device, command) -> dict:
+    from .run_job import train_job
 
+    _progress.put(("start", index))
     return train_job(store, job, missing, device, command, on_step=_report)
 
 
+def _label(job) -> str:
+    return f"{job.task.name}/{job.model.attention}"
+
+
 def run_parallel(store, todo, device, command, workers: int, on_step=None) -> list[dict]:
-    """Train each (job, missing seeds) in `todo` on a pool of `workers` processes; returns their counts."""
+    """Train each (job, missing members) in `todo` on a pool of `workers` processes; returns their counts.
+    A job that a dying worker took down twice comes back as {"failed": [label]}."""
     ctx = mp.get_context("spawn")  # a fresh interpreter: no OpenMP state forked from a parent
     progress = ctx.Queue()
     threads = threads_per_worker(workers)
     stop = threading.Event()
+    started: set[int] = set()
 
     def drain():
         while not stop.is_set() or not progress.empty():
             try:
-                progress.get(timeout=0.1)
+                item = progress.get(timeout=0.1)
             except queue.Empty:
                 continue
-            if on_step:
+            if isinstance(item, tuple):
+                started.add(item[1])
+            elif on_step:
                 on_step(1)
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    out = []
-    pool = ProcessPoolExecutor(workers, ctx, initializer=_init, initargs=(threads, progress, os.getpid()))
+    out, tries, left = [], dict.fromkeys(range(len(todo)), 0), list(range(len(todo)))
     try:
-        pending = {pool.submit(_train, store, job, missing, device, command) for job, missing in todo}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            out += [f.result() for f in done]  # a worker's exception is raised here
+        while left:
+            left = _one_pool(store, todo, left, device, command, ctx, workers, threads, progress, out)
+            time.sleep(0.2)  # let the reader see the last start events
+            for i in [i for i in left if i in started]:  # in flight when a worker died
+                tries[i] += 1
+                started.discard(i)
+                if tries[i] > RETRIES:
+                    left.remove(i)
+                    out.append({"failed": [_label(todo[i][0])]})
     finally:
-        pool.shutdown(cancel_futures=True)  # on an error or Ctrl-C: no new jobs start
         stop.set()
         reader.join()
     return out
+
+
+def _one_pool(store, todo, indices, device, command, ctx, workers, threads, progress, out) -> list[int]:
+    """Run these jobs on one pool until done or the pool breaks; returns the indices not finished."""
+    pool = ProcessPoolExecutor(workers, ctx, initializer=_init, initargs=(threads, progress, os.getpid()))
+    try:
+        futures = {pool.submit(_train, store, i, *todo[i], device, command): i for i in indices}
+        pending, broken = set(futures), False
+        while pending and not broken:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            broken = any(isinstance(f.exception(), BrokenProcessPool) for f in done)
+            out += [f.result() for f in done if not isinstance(f.exception(), BrokenProcessPool)]  # raises its own
+        if not broken:
+            return []
+        wait(pending)  # a broken pool fails every future it still held
+        out += [f.result() for f in pending if not isinstance(f.exception(), BrokenProcessPool)]
+        return [i for f, i in futures.items() if isinstance(f.exception(), BrokenProcessPool)]
+    finally:
+        pool.shutdown(cancel_futures=True)  # on an error or Ctrl-C: no new jobs start

@@ -32,7 +32,7 @@ def test_ensemble_matches_each_seed_alone_and_the_plain_loop():
         assert len(step_losses(r)) == 50
         assert max(abs(a - b) for a, b in zip(step_losses(r), step_losses(alone))) < 1e-4
         assert max(abs(a - b) for a, b in zip(step_losses(r), plain)) < 1e-4
-        evals = [(s, v) for s, k, v in r.metrics if k == "eval_loss"]
+        evals = [(s, v) for s, k, v in r.metrics if k == "test_loss"]
         assert [s for s, _ in evals] == [s for s, _ in plain_evals] == list(range(51))
         assert max(abs(a - b) for (_, a), (_, b) in zip(evals, plain_evals)) < 1e-4
     # different seeds really are different runs
@@ -43,11 +43,11 @@ def test_ensemble_matches_each_seed_alone_and_the_plain_loop():
 def test_training_reduces_loss_and_reports_everything(attention):
     train = TrainConfig(steps=60, eval_every=20, batch_size=32)
     (r,) = train_ensemble(model_cfg(attention), TASK, train, [0], device="cpu")
-    steps = {k: [s for s, kk, _ in r.metrics if kk == k] for k in ("eval_loss", "eval_acc", "train_loss", "wall_time")}
-    assert steps["eval_loss"] == [0, 20, 40, 60] and steps["train_loss"] == [20, 40, 60]
-    evals = [v for _, k, v in r.metrics if k == "eval_loss"]
+    steps = {k: [s for s, kk, _ in r.metrics if kk == k] for k in ("test_loss", "val_acc", "train_loss", "wall_time")}
+    assert steps["test_loss"] == steps["val_acc"] == [0, 20, 40, 60] and steps["train_loss"] == [20, 40, 60]
+    evals = [v for _, k, v in r.metrics if k == "test_loss"]
     assert evals[-1] < evals[0]
-    assert r.status == "ok" and 0 <= r.final["eval_acc"] <= 1 and r.steps_done == 60
+    assert r.status == "ok" and 0 <= r.final["test_acc"] <= 1 and r.steps_done == 60
     assert r.tokens_per_s > 0 and r.train_seconds > 0
     assert len(r.head_weights) == 2 and r.head_weights[0]["W_QK"].shape == (2, 32, 32)
     L, N, H = r.patterns.shape[:3]

@@ -12,10 +12,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+MOST = 65536  # any size beyond this is a typo here, and gets this one-line error rather than an overflow
+
 
 def _positive(name: str, value) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"{name}: must be a positive integer, got {value!r}")
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MOST:
+        raise ValueError(f"{name}: must be a positive integer at most {MOST}, got {value!r}")
 
 
 def init_param(*shape: int, std: float) -> nn.Parameter:

@@ -31,7 +31,7 @@ class GQA(Attention):
         group = self.n_heads // self.n_kv_heads  # query head h reads key/value head h // group
         return {
             "W_Q": self.W_Q,
-            "W_K": self.W_K.repeat_interleave(group, dim=0),  # (H, D, r)
-            "W_V": self.W_V.repeat_interleave(group, dim=0),  # (H, D, r)
+            "W_K": self.W_K.repeat_interleave(group, dim=-3),  # (*lead, H, D, r)
+            "W_V": self.W_V.repeat_interleave(group, dim=-3),  # (*lead, H, D, r)
             "W_O": self.W_O,
         }

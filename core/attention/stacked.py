@@ -52,5 +52,5 @@ class Stacked(Attention):
         return self._merge(self._attend(q, k, v, causal), self.W_O)  # (*lead, B, T, D)
 
     def per_head(self):
-        W_sQ, W_sK, W_sV = self.W_shared.unbind(-2)  # (D, D) each
+        W_sQ, W_sK, W_sV = (w.unsqueeze(-3) for w in self.W_shared.unbind(-2))  # (*lead, 1, D, D) each
         return {"W_Q": W_sQ @ self.W_Q, "W_K": W_sK @ self.W_K, "W_V": W_sV @ self.W_V, "W_O": self.W_O}
