@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from safetensors.numpy import load_file, save_file
 
-BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 3 --store data"  # made data/
+BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr grid --eval-every 50 --store data"  # made data/
 META_KEY = b"attention_lab"
 FORMAT = 1
 RUN_COLUMNS = [

@@ -1,12 +1,12 @@
 """The training engine: every member of one configuration trains at once, as one vectorized ensemble.
 
 A member is one (seed, learning rate). The members' parameters are stacked to (E, ...)
-(torch.func.stack_module_state) and swapped into one module with functional_call; every layer takes
-that leading member dim as batched kernels (core.model), so E members cost one pass of batched matmuls
-instead of E passes. (torch.func.vmap gives the same numbers but, on CPU, loops over members in attention and decomposes LayerNorm and biases: slower
-than training the members one by one.) Each member gets exactly the updates it would get alone: AdamW
-is elementwise with one param group per learning rate, the loss is a sum of per-member losses, and
-gradient clipping is done per member (tests/test_train.py checks against training alone).
+(torch.func.stack_module_state) and swapped into one module with functional_call; every layer takes that
+leading member dim as batched kernels (core.model), so E members cost one pass of batched matmuls instead of E
+passes. (torch.func.vmap gives the same numbers but, on CPU, loops over members in attention and decomposes
+LayerNorm and biases: slower than training the members one by one.) Each member gets exactly the updates it
+would get alone: AdamW is elementwise with one param group per learning rate, the loss is a sum of per-member
+losses, and gradient clipping is done per member (tests/test_train.py checks against training alone).
 """
 
 import math
