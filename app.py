@@ -1,10 +1,8 @@
 """attention-lab: the router (st.navigation over pages/) and the sidebar every page shares."""
 
-from pathlib import Path
-
 import streamlit as st
 
-from core import store, ui
+from core import store, stores, ui
 from core.plots import ordered
 from core.tasks import TASKS
 
@@ -13,6 +11,7 @@ st.set_page_config(page_title="attention-lab", page_icon=":material/hub:", layou
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
     st.Page("pages/loss_curves.py", title="Loss curves", icon=":material/show_chart:"),
+    st.Page("pages/learning_rate.py", title="Learning rate", icon=":material/tune:"),
     st.Page("pages/parameters.py", title="Parameters", icon=":material/functions:"),
     st.Page("pages/runtime.py", title="Runtime", icon=":material/timer:"),
     st.Page("pages/similarity.py", title="Similarity", icon=":material/compare:"),
@@ -25,27 +24,40 @@ PAGES = [
 def sidebar() -> dict:
     with st.sidebar:
         st.header("Runs")
-        where = ui.url_widget(
-            st.text_input,
-            "Store directory",
+        names = stores.available()
+        asked = st.query_params.get("store")
+        if "store" not in st.session_state and asked is not None and asked not in names:
+            st.warning(stores.UNAVAILABLE)  # one sentence for missing and forbidden alike; no path echoed
+        name = ui.url_widget(
+            st.selectbox,
+            "Store",
             "store",
-            "data",
-            help="`data` is the bundled default sweep; any directory `python -m core sweep` wrote",
+            stores.BUNDLED_NAME,
+            options=names,
+            help="`data`: the bundled lr-grid sweep; others: stores under the configured stores directory",
         )
-        path = Path(where) if Path(where).is_absolute() else ui.ROOT / where
+        path = stores.resolve(name) or stores.BUNDLED
         runs = ui.runs(path)
-        if not path.is_dir():
-            st.warning(f"`{where}` is not a directory.")
         tasks = [t for t in TASKS if t in set(runs.get("task", []))]
-        names = ordered(runs.get("attention", []))
+        attns = ordered(runs.get("attention", []))
         chosen_tasks = ui.url_widget(st.multiselect, "Tasks", "tasks", tasks, options=tasks, multi=True)
-        chosen = ui.url_widget(st.multiselect, "Parameterizations", "attn", names, options=names, multi=True)
+        chosen = ui.url_widget(st.multiselect, "Parameterizations", "attn", attns, options=attns, multi=True)
         sizes = runs.apply(ui.size_label, axis=1).value_counts().index.tolist() if not runs.empty else []
         size = ui.url_widget(st.selectbox, "Model size", "size", sizes[0] if sizes else None, options=sizes)
+        lr_options = [ui.BEST, ui.ALL, *(f"{v:g}" for v in sorted(set(runs.get("lr", []))))]
+        lr = ui.url_widget(
+            st.selectbox,
+            "Learning rate",
+            "lr",
+            ui.BEST,
+            options=lr_options,
+            help="best: each parameterization at the lr with its lowest mean validation loss, per task; "
+            "all: every lr (the Learning rate and Overview pages); or one fixed lr for every parameterization",
+        )
         with st.expander("Provenance"):
             for p in store.provenance_of(path)[:3]:
                 st.caption(f"`{p['command']}` · {p['date']} · torch {p['versions'].get('torch', '?')}")
-    return {"store": str(path), "tasks": chosen_tasks, "attentions": chosen, "size": size}
+    return {"store": str(path), "store_name": name, "tasks": chosen_tasks, "attentions": chosen, "size": size, "lr": lr}
 
 
 page = st.navigation(PAGES)

@@ -274,11 +274,13 @@ def main(argv=None) -> int:
     add_sweep(sub)
     add_summary(sub)
     add_prune(sub)
+    from .baselines import add_baselines
     from .bench import add_bench  # torch-heavy modules load only for the CLI
     from .pretrained import add_pretrained
 
     add_bench(sub)
     add_pretrained(sub)
+    add_baselines(sub)
     args = parser.parse_args(argv)
     args.func(args, sub.choices[args.command])
     return 0

@@ -205,3 +205,78 @@ def sentences(runs: pd.DataFrame, order: list[str], reference: str = "standard",
         where = "each at its best lr" if best else "at the lr shown"
         out.append(f"**{name}** vs {reference} ({where}, {seeds} seeds per side): " + "; ".join(parts) + ".")
     return out
+
+
+# ---- from the metrics over training --------------------------------------------------------------
+def time_to_solve(metrics: pd.DataFrame) -> pd.Series:
+    """Per run_id: the first evaluation step with validation accuracy >= SOLVED (absent if never)."""
+    v = metrics[(metrics.metric == "val_acc") & (metrics.value >= SOLVED)]
+    return v.groupby("run_id").step.min()
+
+
+def update_sizes(metrics: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean relative update per step of the effective W_QK and W_OV: rows matrix, attention, lr, step, value
+    (mean over seeds, layers and the runs' tasks)."""
+    m = metrics[metrics.metric.str.startswith("update_")]
+    if m.empty:
+        return pd.DataFrame(columns=["matrix", "attention", "lr", "step", "value"])
+    m = m.assign(matrix=m.metric.str.slice(7, 9).map({"qk": "W_QK", "ov": "W_OV"}))
+    m = m.merge(runs[["run_id", "attention", "lr"]], on="run_id")
+    return m.groupby(["matrix", "attention", "lr", "step"], as_index=False).value.mean()
+
+
+def mechanism(sizes: pd.DataFrame, runs: pd.DataFrame, name: str = "stacked", ref: str = "standard") -> str:
+    """The sentence behind seeds 000/003: how far `name`'s effective W_QK moves per step as a multiple
+    of `ref`'s at the same lr, and the ratio of their best lrs, both computed from the runs."""
+    qk = sizes[(sizes.matrix == "W_QK") & sizes.attention.isin([name, ref])]
+    per = qk.groupby(["attention", "lr"]).value.mean().unstack("attention")
+    if name not in per or ref not in per:
+        return ""
+    ratio = (per[name] / per[ref]).dropna()
+    best = best_lr(runs)
+    b = best[best.attention.isin([name, ref])].pivot_table(index="task", columns="attention", values="lr")
+    if ratio.empty:
+        return ""
+    out = (f"At the same learning rate, **{name}**'s effective W_QK moves {ratio.median():.1f}× as far per step as "
+           f"**{ref}**'s (median over the {len(ratio)} lrs, range {ratio.min():.1f}–{ratio.max():.1f}×; mean over "
+           f"training, layers, seeds and tasks).")  # fmt: skip
+    if name in b and ref in b:
+        r = (b[ref] / b[name]).dropna()
+        out += (f" Its best lr (on validation) is {1 / r.max():.2g}–{1 / r.min():.2g}× {ref}'s across the "
+                f"{len(r)} tasks (median {1 / r.median():.2g}×).")  # fmt: skip
+    return out
+
+
+def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and its t interval (n - 1 df); the interval is the mean itself when n < 2."""
+    x = np.asarray(values, dtype=float)
+    m = float(np.mean(x))
+    if len(x) < 2:
+        return m, m, m
+    half = t_quantile(1 - (1 - level) / 2, len(x) - 1) * float(np.std(x, ddof=1)) / math.sqrt(len(x))
+    return m, m - half, m + half
+
+
+def matched_baselines(trained: pd.DataFrame, init: pd.DataFrame, random: pd.DataFrame, runs: pd.DataFrame,
+                      metric: str) -> pd.DataFrame:  # fmt: skip
+    """Per (task, attention): the metric after training (mean over layers and heads, then over seeds), at each
+    run's own step 0, the paired change with its 95% t interval over seeds, the parameterization's own
+    random-init mean and std, and whether the metric holds by construction there (its random std is 0)."""
+    per_run = lambda df: df[df.metric == metric].groupby("run_id").value.mean()  # noqa: E731
+    t, s0 = per_run(trained), per_run(init) if not init.empty else pd.Series(dtype=float)
+    rows = []
+    for (task, name), g in runs.groupby(["task", "attention"], sort=False):
+        ids = [r for r in g.run_id if r in t.index]
+        if not ids:
+            continue
+        paired = [t[r] - s0[r] for r in ids if r in s0.index]
+        change = mean_ci(paired) if paired else (np.nan, np.nan, np.nan)
+        rr = random[(random.attention == name) & (random.metric == metric)] if not random.empty else random
+        rows.append({
+            "task": task, "attention": name, "seeds": len(ids), "trained": t[ids].mean(), "trained_std": t[ids].std(),
+            "step0": s0.reindex(ids).mean(), "change": change[0], "change_lo": change[1], "change_hi": change[2],
+            "random_init": rr["mean"].iloc[0] if len(rr) else np.nan,
+            "random_init_std": rr["std"].iloc[0] if len(rr) else np.nan,
+            "by_construction": bool(rr.by_construction.iloc[0]) if len(rr) else False,
+        })  # fmt: skip
+    return pd.DataFrame(rows)

@@ -1,20 +1,39 @@
-"""One background sweep at a time for the Train page: progress, cancel, and its outcome.
+"""The Train page's background sweep: one at a time per server, owned by the browser session that
+started it, inside a server-wide work budget. Progress, cancel and the outcome.
 
 Module state outlives Streamlit reruns (the module is imported once per server process).
 """
 
+import os
 import threading
-import traceback
+import time
+from collections import deque
 
 from . import sweep
 
+BUDGET_ENV = "ATTENTION_LAB_BUDGET"  # member-steps per hour for the whole server (all visitors)
+DEFAULT_BUDGET = 200_000  # e.g. 8 parameterizations x 2 tasks x 3 seeds x 2000 steps is 96,000
+WINDOW = 3600.0  # seconds the budget counts back
+
 _lock = threading.Lock()
 _current: "SweepJob | None" = None
+_spent: deque = deque()  # (start time, member-steps) of the sweeps started in the last WINDOW
+
+
+def budget() -> int:
+    try:
+        return max(0, int(os.environ.get(BUDGET_ENV, DEFAULT_BUDGET)))
+    except ValueError:
+        return DEFAULT_BUDGET
+
+
+def member_steps(jobs: list[sweep.Job]) -> int:
+    return sum(len(j.members) * j.train.steps for j in jobs)
 
 
 class SweepJob:
-    def __init__(self, store, jobs: list[sweep.Job]):
-        self.store, self.jobs = store, jobs
+    def __init__(self, store, jobs: list[sweep.Job], owner: str, name: str = ""):
+        self.store, self.jobs, self.owner, self.store_name = store, jobs, owner, name
         self.total = sum(j.train.steps for j in jobs)
         self.done = 0
         self.label = ""
@@ -31,7 +50,7 @@ class SweepJob:
     def _on_job(self, job, n_missing):
         self.done = self._finished_jobs * job.train.steps
         self._finished_jobs += 1
-        self.label = f"{job.task.name} / {job.model.attention} ({n_missing} seeds to train)"
+        self.label = f"{job.task.name} / {job.model.attention} ({n_missing} members to train)"
 
     def _on_step(self, step):
         self.done += 1
@@ -47,8 +66,8 @@ class SweepJob:
                 should_stop=self.cancel.is_set,
             )
             self.state = "cancelled" if self.counts["cancelled"] else "finished"
-        except Exception:  # noqa: BLE001 - shown on the page, never lost
-            self.state, self.error = "failed", traceback.format_exc(limit=3)
+        except Exception as err:  # noqa: BLE001 - shown on the page as one line, never lost
+            self.state, self.error = "failed", f"{type(err).__name__}: {err}".splitlines()[0]
         self.done = self.total if self.state == "finished" else self.done
 
 
@@ -56,12 +75,40 @@ def current() -> "SweepJob | None":
     return _current
 
 
-def start(store, jobs) -> SweepJob:
-    """Start a sweep in a background thread; refuses while another is running."""
+def wait_seconds(cost: int, now: float | None = None) -> float:
+    """0 when a sweep of `cost` member-steps fits in the budget now, else how long until it does."""
+    now = time.time() if now is None else now
+    while _spent and _spent[0][0] <= now - WINDOW:
+        _spent.popleft()
+    limit = budget()
+    if cost > limit:
+        return float("inf")
+    used = sum(c for _, c in _spent)
+    if used + cost <= limit:
+        return 0.0
+    for t, c in _spent:  # the oldest sweeps leave the window first
+        used -= c
+        if used + cost <= limit:
+            return max(0.0, t + WINDOW - now)
+    return WINDOW
+
+
+def start(store, jobs, owner: str, name: str = "") -> SweepJob:
+    """Start a sweep in a background thread for the session `owner`. Refuses (one-line RuntimeError)
+    while another sweep runs, or when the server's hourly budget would be exceeded."""
     global _current
     with _lock:
         if _current is not None and _current.state == "running":
-            raise RuntimeError("a sweep is already running: wait for it or cancel it")
-        _current = SweepJob(store, jobs)
+            raise RuntimeError("a sweep is already running on this server: wait for it to finish")
+        cost = member_steps(jobs)
+        wait = wait_seconds(cost)
+        if wait == float("inf"):
+            raise RuntimeError(f"this sweep ({cost:,} member-steps) is larger than the server's budget of "
+                               f"{budget():,} member-steps per hour ({BUDGET_ENV})")  # fmt: skip
+        if wait > 0:
+            raise RuntimeError(f"the server's training budget ({budget():,} member-steps per hour) is used up: "
+                               f"try again in {max(1, round(wait / 60))} min")  # fmt: skip
+        _spent.append((time.time(), cost))
+        _current = SweepJob(store, jobs, owner, name)
         threading.Thread(target=_current.run, daemon=True, name="attention-lab-sweep").start()
         return _current

@@ -28,7 +28,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from safetensors.numpy import load_file, save_file
 
-BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr grid --eval-every 50 --store data"  # made data/
+# the command that made data/
+BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr grid --eval-every 50 --store data"
 META_KEY = b"attention_lab"
 FORMAT = 1
 RUN_COLUMNS = [
@@ -346,6 +347,15 @@ def load_head_weights(store, run_id: str) -> list[dict[str, np.ndarray]]:
     return layers
 
 
+def weights_readable(store, run_id: str) -> bool:
+    """True when the run's weights file exists and its header and tensors can be read."""
+    try:
+        load_file(str(weights_path(store, run_id)))
+        return True
+    except Exception:  # noqa: BLE001 - missing, truncated, not safetensors: all mean "skip it"
+        return False
+
+
 def drop_weights(store, run_ids) -> int:
     """Delete these runs' weights files (their metrics stay); returns how many were removed."""
     removed = 0
@@ -387,6 +397,19 @@ def load_named(store, kind: str) -> pd.DataFrame:
         except Exception as err:  # noqa: BLE001
             warnings.warn(f"skipping {path}: not a readable attention-lab table ({err})", stacklevel=2)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def load_table(store, kind: str, name: str) -> pd.DataFrame:
+    """STORE/<kind>/<name>.parquet, or an empty frame (with a warning naming it) when absent or unreadable."""
+    path = Path(store) / kind / f"{name}.parquet"
+    if not path.exists():
+        return pd.DataFrame()
+    try:
+        read_meta(path)
+        return pd.read_parquet(path)
+    except Exception as err:  # noqa: BLE001
+        warnings.warn(f"skipping {path}: not a readable attention-lab table ({err})", stacklevel=2)
+        return pd.DataFrame()
 
 
 def provenance_of(store) -> list[dict]:

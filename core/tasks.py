@@ -36,6 +36,14 @@ class Task:
     vocab_size: int
     seq_len: int
 
+    def answers(self) -> range:
+        """The tokens an answer can be (the answer alphabet)."""
+        return range(self.vocab_size)
+
+    def candidates(self, row: torch.Tensor) -> torch.Tensor:
+        """The in-context tokens a blind copier picks from (with repeats): by default the first L items."""
+        return row[: self.L]
+
     def sample(self, n: int, gen: torch.Generator):
         raise NotImplementedError
 
@@ -95,6 +103,12 @@ class AssociativeRecall(Task):
     vocab_size = property(lambda self: 2 * self.n)  # keys 0..n-1, values n..2n-1
     seq_len = property(lambda self: 4 * self.L)
 
+    def answers(self):
+        return range(self.n, 2 * self.n)
+
+    def candidates(self, row):
+        return row[1 : 2 * self.L : 2]  # the L values of the context pairs
+
     def sample(self, n, gen):
         keys = self._distinct(n, self.L, gen)  # (n, L)
         values = self._symbols(n, self.L, gen) + self.n  # (n, L)
@@ -119,6 +133,9 @@ class Induction(Task):
     vocab_size = property(lambda self: self.n)
     seq_len = property(lambda self: 2 * self.L)
 
+    def answers(self):
+        return range(self.n)
+
     def sample(self, n, gen):
         s = self._distinct(n, self.L, gen)
         return self._next_token(torch.cat([s, s], 1), self.L, 2 * self.L - 2)
@@ -131,6 +148,9 @@ class Reverse(Task):
     description = "a sequence, a separator, the sequence reversed"
     vocab_size = property(lambda self: self.n + 1)  # + SEP
     seq_len = property(lambda self: 2 * self.L + 1)
+
+    def answers(self):
+        return range(self.n)
 
     def transform(self, s):
         return s.flip(-1)
@@ -157,6 +177,12 @@ class Histogram(Task):
     description = "for each token, how many times it occurs in the sequence"
     vocab_size = property(lambda self: self.n + 1 + self.L)  # symbols, SEP, counts 1..L
     seq_len = property(lambda self: 2 * self.L + 1)
+
+    def answers(self):
+        return range(self.n + 1, self.n + 1 + self.L)
+
+    def candidates(self, row):
+        return row[:0]  # the counts never appear in the input
 
     def sample(self, n, gen):
         s = self._symbols(n, self.L, gen)  # (n, L)
@@ -191,6 +217,39 @@ def get_task(name: str) -> type[Task]:
     if name not in TASKS:
         raise ValueError(f"task: unknown {name!r}; allowed: {', '.join(TASKS)}")
     return TASKS[name]
+
+
+def chance_levels(name: str, cfg=None) -> dict[str, float]:
+    """Accuracy of blind guessers on the task's test set (answer positions), computed, not typed in:
+    - uniform: one over the answer alphabet;
+    - in_context: copy a uniformly drawn in-context candidate (Task.candidates, with repeats: the
+      context's values for associative_recall, the sequence for the others); the uniform guess where
+      the input holds no candidate (histogram's counts never appear in it);
+    - unqueried (associative_recall): uniform among the values of the pairs not yet queried, the
+      elimination plateau a model can reach without recall."""
+    from .config import TaskConfig  # only here: tasks never import config at module level
+
+    task = make_task(cfg or TaskConfig(name))
+    x, y, m = task.eval_set("test")
+    n_alpha = len(task.answers())
+    hits, guesses = [], []
+    for row, target, mask in zip(x, y, m):
+        present = task.candidates(row)
+        for t in mask.nonzero().flatten().tolist():
+            guesses.append((present == target[t]).float().mean().item() if len(present) else 1 / n_alpha)
+            hits.append(_unqueried(task, row, t) if isinstance(task, AssociativeRecall) else None)
+    out = {"uniform": 1 / n_alpha, "in_context": float(sum(guesses) / len(guesses))}
+    if isinstance(task, AssociativeRecall):
+        out["unqueried"] = float(sum(hits) / len(hits))
+    return out
+
+
+def _unqueried(task: "AssociativeRecall", row: torch.Tensor, t: int) -> float:
+    """1 / the number of distinct values among the pairs whose keys have not been queried before position t."""
+    L = task.L
+    keys, values = row[0 : 2 * L : 2].tolist(), row[1 : 2 * L : 2].tolist()
+    asked = set(row[2 * L : t : 2].tolist())
+    return 1 / len({v for k, v in zip(keys, values) if k not in asked})
 
 
 def make_task(cfg) -> Task:

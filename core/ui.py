@@ -3,23 +3,25 @@
 Nothing here trains or imports torch; it reads the store through core.store and core.analysis.
 """
 
-import os
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from . import analysis
+from . import analysis, findings
 from . import store as st_store
+from .stores import BUNDLED, BUNDLED_NAME, ROOT  # noqa: F401 - the pages' names for them
 
-ROOT = Path(__file__).resolve().parents[1]
-BUNDLED = ROOT / "data"
+BEST = "best (chosen on validation)"
+ALL = "all"
 
 
 # ---- the store, cached -------------------------------------------------------------------
 def fingerprint(store) -> tuple:
     """Changes whenever a run, bench or pretrained file is added or replaced: the cache key."""
-    files = [p for sub in ("runs", "bench", "pretrained") for p in sorted((Path(store) / sub).glob("*.parquet"))]
+    files = [
+        p for sub in ("runs", "bench", "pretrained", "analysis") for p in sorted((Path(store) / sub).glob("*.parquet"))
+    ]
     return len(files), max((p.stat().st_mtime_ns for p in files), default=0)
 
 
@@ -48,6 +50,16 @@ def _spectra(store: str, run_ids: tuple, fp: tuple) -> pd.DataFrame:
 @st.cache_data(show_spinner=False)
 def _named(store: str, kind: str, fp: tuple) -> pd.DataFrame:
     return st_store.load_named(store, kind)
+
+
+@st.cache_data(show_spinner=False)
+def _table(store: str, kind: str, name: str, fp: tuple) -> pd.DataFrame:
+    return st_store.load_table(store, kind, name)
+
+
+def table(kind: str, name: str) -> pd.DataFrame:
+    """One named table of the sidebar's store (e.g. analysis/init), empty when absent."""
+    return _table(_store(), kind, name, fingerprint(_store()))
 
 
 def runs(store) -> pd.DataFrame:
@@ -96,28 +108,73 @@ def patterns(run_id: str):
 
 
 @st.cache_data(show_spinner=False)
+def chance_levels() -> dict[str, dict[str, float]]:
+    """core.tasks.chance_levels of every task at its default size, computed once per server."""
+    from .tasks import TASKS, chance_levels
+
+    return {name: chance_levels(name) for name in TASKS}
+
+
+@st.cache_data(show_spinner=False)
 def random_baseline(d_model: int, d_head: int) -> pd.DataFrame:
     return analysis.random_baseline(d_model, d_head)
 
 
 # ---- the selection the sidebar made --------------------------------------------------------
 def selection() -> dict:
-    return st.session_state.get("selection", {"store": str(BUNDLED), "tasks": [], "attentions": [], "size": None})
+    default = {"store": str(BUNDLED), "store_name": BUNDLED_NAME, "tasks": [], "attentions": [], "size": None}
+    return st.session_state.get("selection", {**default, "lr": BEST})
 
 
-def selected_runs(finished: bool = False) -> pd.DataFrame:
-    """Runs of the sidebar's store, tasks, parameterizations and model size (finished: status ok only)."""
+def selected_runs(finished: bool = False, lr: str | None = None) -> pd.DataFrame:
+    """Runs of the sidebar's store, tasks, parameterizations, model size and learning rate (finished: status
+    ok only). The lr choice (`lr` overrides the sidebar's): BEST keeps each cell's best lr by validation
+    loss (core.findings.best_lr), ALL keeps every lr, a number keeps that lr."""
     sel = selection()
     df = runs(sel["store"])
     if df.empty:
         return df
-    if finished:
-        df = df[df.status == "ok"]
     df = df[df.task.isin(sel["tasks"]) & df.attention.isin(sel["attentions"])]
     if sel["size"]:
         df = df[df.apply(size_label, axis=1) == sel["size"]]
+    choice = lr or sel.get("lr", BEST)
+    if choice == BEST:
+        df = findings.at_best_lr(df)
+    elif choice != ALL:
+        df = df[df.lr.map(lambda v: f"{v:g}") == choice]
+    if finished:
+        df = df[df.status == "ok"]
     order = {t: i for i, t in enumerate(sel["tasks"])}  # so every page's small multiples follow the sidebar
     return df.sort_values("task", key=lambda t: t.map(order), kind="stable")
+
+
+@st.cache_data(show_spinner=False)
+def _readable_weights(store: str, run_ids: tuple, fp: tuple) -> tuple[tuple, tuple]:
+    ok, bad = [], []
+    for rid in run_ids:
+        (ok if st_store.weights_readable(store, rid) else bad).append(rid)
+    return tuple(ok), tuple(bad)
+
+
+def with_weights(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs whose weights file is there and readable; one warning names the others' files (relative to
+    the store: a pruned store keeps weights for its best-lr runs only)."""
+    if runs.empty:
+        return runs
+    ok, bad = _readable_weights(_store(), tuple(sorted(runs.run_id)), fingerprint(_store()))
+    if bad:
+        names = ", ".join(f"weights/{rid}.safetensors" for rid in bad[:5]) + (" …" if len(bad) > 5 else "")
+        st.warning(f"Skipping {len(bad)} run(s) whose weights file is missing or unreadable: {names}")
+    return runs[runs.run_id.isin(ok)]
+
+
+def one_lr(runs: pd.DataFrame) -> pd.DataFrame:
+    """Pages that draw one line or bar per parameterization show one lr per cell: under `all`, the best."""
+    if runs.empty or runs.groupby(["task", "attention"]).lr.nunique().max() <= 1:
+        return runs
+    st.info("This page shows one learning rate per parameterization: each at its best (chosen on validation). "
+            "Every lr is on the **Learning rate** page.")  # fmt: skip
+    return findings.at_best_lr(runs)
 
 
 def size_label(row) -> str:
@@ -187,10 +244,11 @@ def require_runs(df: pd.DataFrame) -> bool:
     if not df.empty:
         return True
     sel = selection()
-    if st_store.load_runs(sel["store"]).empty:
+    if runs(sel["store"]).empty:
+        name = sel.get("store_name", BUNDLED_NAME)
         st.info(
-            f"No runs in `{sel['store']}` yet. Fill it with\n\n"
-            f"```bash\n{st_store.BUNDLED_SWEEP.replace('--store data', '--store ' + str(sel['store']))}\n```\n"
+            f"No runs in the store `{name}` yet. Fill it with\n\n"
+            f"```bash\n{st_store.BUNDLED_SWEEP.replace('--store data', '--store stores/' + name)}\n```\n"
             "or start a small sweep on the **Train** page."
         )
     else:
@@ -201,17 +259,6 @@ def require_runs(df: pd.DataFrame) -> bool:
 def fmt_mean_std(mean: pd.Series, std: pd.Series, digits: int = 3) -> pd.Series:
     std = std.fillna(0.0)
     return pd.Series([f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(mean, std)], index=mean.index)
-
-
-def is_read_only(store) -> bool:
-    """Streamlit Community Cloud, an explicit opt-out, or a store we cannot write to."""
-    cloud = os.environ.get("HOME") == "/home/appuser" or str(ROOT).startswith("/mount/src")
-    if cloud or os.environ.get("ATTENTION_LAB_READONLY") == "1":
-        return True
-    path = Path(store)
-    while not path.exists():
-        path = path.parent
-    return not os.access(path, os.W_OK)
 
 
 def require_router() -> None:

@@ -11,10 +11,16 @@ st.title("Attention maps")
 st.markdown(
     "The attention pattern of each head on held-out examples, computed at the end of training from each "
     "layer's W_QK on its real input. Rows are parameterizations, columns heads; query positions run down, keys "
-    "across. Symmetric scores (tied_qk, tied_qkv, identity) make x_i·W·x_i large, so they lean on the diagonal."
+    "across. Symmetric scores (tied_qk, tied_qkv, identity) make x_i·W·x_i large, so they lean on the diagonal. "
+    "`identity`'s scores are a Gram kernel of its LayerNorm-ed residual stream: learned through the embeddings "
+    "and earlier layers, not fixed, but symmetric, and with no W_V or W_O (0 attention parameters)."
 )
 runs = ui.selected_runs(finished=True)
 if not ui.require_runs(runs):
+    st.stop()
+runs = ui.with_weights(ui.one_lr(runs))
+if runs.empty:
+    st.info("None of the selected runs has its weights in this store.")
     st.stop()
 
 c = st.columns(4)

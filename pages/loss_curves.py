@@ -7,21 +7,25 @@ from core import plots, ui
 ui.require_router()
 st.title("Loss curves")
 st.markdown(
-    "Does a parameterization learn as fast and as far as `standard`? Each line is the mean over seeds; "
-    "the band is ±1 std or min–max across seeds. Smoothing is a debiased EMA, as in W&B and TensorBoard."
+    "Does a parameterization learn as fast and as far as `standard`? Each line is the mean over seeds at the "
+    "sidebar's learning rate (by default each parameterization's best, chosen on validation); the band is ±1 std "
+    "or min–max across seeds, and **each seed** shows whether a band hides two outcomes. `update_qk.L` / "
+    "`update_ov.L`: the mean relative change per step of layer L's effective W_QK / W_OV. Smoothing is a "
+    "debiased EMA, as in W&B and TensorBoard."
 )
 runs = ui.selected_runs()
 if not ui.require_runs(runs):
     st.stop()
+runs = ui.one_lr(runs)
+METRICS = ["test_loss", "test_acc", "val_loss", "val_acc", "train_loss", "tokens_per_s"]
+METRICS += [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(runs.n_layers.max()))]
 
 c = st.columns([2, 2, 2, 3, 1.2, 1.6])
-metric = ui.url_widget(
-    c[0].selectbox, "Metric", "metric", "eval_loss", options=["eval_loss", "eval_acc", "train_loss", "tokens_per_s"]
-)
+metric = ui.url_widget(c[0].selectbox, "Metric", "metric", "test_loss", options=METRICS)
 x = ui.url_widget(c[1].selectbox, "x axis", "x", "step", options=["step", "wall_time"])
 band = ui.url_widget(c[2].selectbox, "Band across seeds", "band", "std", options=["std", "minmax", "none"])
 smoothing = ui.url_widget(c[3].slider, "EMA smoothing", "smooth", 0.0, min_value=0.0, max_value=0.99, step=0.01)
-log_y = ui.url_widget(c[4].toggle, "log y", "logy", metric != "eval_acc")
+log_y = ui.url_widget(c[4].toggle, "log y", "logy", not metric.endswith("_acc"))
 show_runs = ui.url_widget(c[5].toggle, "each seed", "seeds", False, help="draw every seed's run too")
 
 tidy = ui.metrics(runs.run_id.unique())

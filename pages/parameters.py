@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from core import plots, ui
+from core import findings, plots, ui
 from core.attention import ATTENTION, count_params
 from core.attention.fold import fold_check
 from core.config import ModelConfig
@@ -107,3 +107,30 @@ folds = pd.DataFrame({"fold": list(errors), "max abs error": list(errors.values(
 st.dataframe(folds, hide_index=True, column_config={"max abs error": st.column_config.NumberColumn(format="%.2e")})
 ui.download(folds, "fold-check")
 st.caption("float32, random weights and inputs (batch 4, length 32). Errors at the 1e-7 level are rounding.")
+
+st.subheader("Same function class, different step size: why stacked wants a smaller lr")
+st.markdown(
+    "The fold above shows `stacked` can express exactly what `standard` can. What differs is optimisation: with "
+    "Adam every factor moves by about lr per entry, so a product of two factors moves further per step. Below, "
+    "the measured relative change per step of each layer's effective W_QK and W_OV (sampled every few steps, "
+    "mean over layers and seeds), every parameterization at one shared lr. Note also that `stacked` carries "
+    "3·D² more parameters per layer, all under weight decay and inside the clipped gradient norm, and that "
+    "`identity` has no attention parameters at all (no W_Q, W_K, W_V or W_O)."
+)
+every = ui.selected_runs(finished=True, lr=ui.ALL)
+lrs = sorted(set(every.lr))
+shared = ui.url_widget(st.selectbox, "shared lr", "mech_lr", f"{lrs[len(lrs) // 2]:g}", options=[f"{v:g}" for v in lrs])
+tidy = ui.metrics(every.run_id.unique())
+sizes = findings.update_sizes(tidy, every)
+if sizes.empty:
+    st.info("These runs carry no update-size metrics (stores made before they were recorded).")
+else:
+    shown = sizes[sizes.lr.map(lambda v: f"{v:g}") == shared].drop(columns="lr")
+    ui.chart(plots.update_sizes(shown), shown, f"update-sizes-{shared}")
+    sentence = findings.mechanism(sizes, every)
+    if sentence:
+        st.markdown(sentence)
+    st.caption(
+        "Computed from the runs (core.findings.mechanism): the ratio of mean per-step relative updates at each "
+        "shared lr, and the ratio of the best lrs chosen on validation, per task."
+    )

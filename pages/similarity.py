@@ -4,17 +4,21 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import analysis, plots, ui
+from core import analysis, findings, plots, ui
 
 ui.require_router()
 st.title("Learned-matrix similarity")
 st.markdown(
     "Seed 002 asks why W_Q, W_K and W_V are not one matrix, and how similar they end up. Here are the final "
-    "weights of every selected run, per layer and head, next to the same metric for random Gaussian matrices "
-    "of the same shapes (computed, not typed in)."
+    "weights of every selected run, per layer and head, against what the same run looked like at step 0 and "
+    "against fresh initialisations of the same parameterization (both computed by `python -m core baselines`)."
 )
 runs = ui.selected_runs(finished=True)
 if not ui.require_runs(runs):
+    st.stop()
+runs = ui.with_weights(ui.one_lr(runs))
+if runs.empty:
+    st.info("None of the selected runs has its weights in this store.")
     st.stop()
 
 hm = ui.head_metrics(runs.run_id).merge(runs[["run_id", "attention", "task", "seed"]], on="run_id")
@@ -37,22 +41,41 @@ def of_task(df):
 d = of_task(hm[hm.metric == metric]).dropna(subset=["value"])
 D, r = int(runs.d_model.iloc[0]), int(runs.d_head.iloc[0])
 base = ui.random_baseline(D, r).set_index("metric")
-st.caption(
-    f"Random baseline for D={D}, r={r}: {base.loc[metric, 'mean']:.3f} ± {base.loc[metric, 'std']:.3f}. "
-    f"{'Invariant' if analysis.INVARIANT[metric] else 'Not invariant'} to a per-head change of basis."
-)
+init, rand = ui.table("analysis", "init"), ui.table("analysis", "random")
+st.caption(f"{'Invariant' if analysis.INVARIANT[metric] else 'Not invariant'} to a per-head change of basis.")
 if d.empty:
     st.info(f"`{metric}` is not defined for the selected parameterizations (e.g. bilinear has no separate W_Q, W_K).")
 else:
     per_head = d.groupby(["attention", "layer", "head"], as_index=False)["value"].mean()
     lo, hi = (0, 1) if metric.startswith(("sym", "overlap")) else (None, None)
     ui.chart(plots.head_heatmaps(per_head, zmin=lo, zmax=hi), per_head, f"heads-{metric}-{task}")
-    summary = d.groupby(["task", "attention"], sort=False)["value"].agg(["mean", "std"]).reset_index()
-    summary = summary.sort_values("task", key=lambda t: t.map(ui.selection()["tasks"].index), kind="stable")
-    summary = summary.rename(columns={"mean": metric}).fillna({"std": 0.0})
-    baseline = dict.fromkeys(summary.task, base.loc[metric, "mean"])
-    ui.chart(plots.bars_by_attention(summary, metric, "task", error="std", baseline=baseline), summary, f"sum-{metric}")
-    st.caption("Bars: mean over layers, heads and seeds (± std). Dashed line: random matrices of the same shapes.")
+    st.markdown("**Against matched baselines**: each run's own step-0 weights, and fresh initialisations of the "
+                "same parameterization (its own shapes and init).")  # fmt: skip
+    matched = findings.matched_baselines(hm, init, rand, of_task(runs), metric)
+    if init.empty or rand.empty:
+        st.info(f"No matched baselines in this store yet: `python -m core baselines --store <store>` computes them. "
+                f"Meanwhile: random Gaussian matrices of standard's shapes give {base.loc[metric, 'mean']:.3f} ± "
+                f"{base.loc[metric, 'std']:.3f}.")  # fmt: skip
+    if not matched.empty:
+        fixed = matched[matched.by_construction]
+        moved = matched[~matched.by_construction].dropna(subset=["change"])
+        if not moved.empty:
+            moved = moved.assign(err_hi=moved.change_hi - moved.change, err_lo=moved.change - moved.change_lo)
+            fig = plots.bars_by_attention(moved, "change", "task", error="err_hi")
+            ui.chart(fig, moved, f"change-{metric}-{task}")
+            st.caption(
+                "Bars: how far training moved the metric from each run's own step 0 (trained minus step 0, "
+                "mean over seeds of the per-run mean over layers and heads), with a 95% t interval."
+            )
+        st.dataframe(
+            matched.style.apply(lambda row: ["color: #9a9a9a"] * len(row) if row.by_construction else [""] * len(row),
+                                axis=1).format(precision=3),
+            hide_index=True, width="stretch",
+        )  # fmt: skip
+        ui.download(matched, f"matched-{metric}-{task}")
+        if not fixed.empty:
+            st.caption(f"Greyed: `{metric}` holds by construction for {', '.join(sorted(set(fixed.attention)))} "
+                       "(the same value at every initialisation): not a finding.")  # fmt: skip
 
 st.subheader("Which metrics survive a change of basis")
 st.markdown(

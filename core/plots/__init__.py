@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .attention import ATTENTION
+from ..attention import ATTENTION
 
 ORDER = list(ATTENTION)
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
@@ -23,7 +23,7 @@ REFERENCES = {"nn.MultiheadAttention": REFERENCE_COLOR, "sdpa": "#555555"}  # be
 
 def color(name: str) -> str:
     """The parameterization's colour; pretrained models get their own, anything else a stable hash."""
-    from .pretrained import SOURCES  # light: torch loads only when a model is converted
+    from ..pretrained import SOURCES  # light: torch loads only when a model is converted
 
     if name in COLORS:
         return COLORS[name]
@@ -303,3 +303,6 @@ def attention_grid(patterns: dict, tokens: list[str]) -> go.Figure:
 def spectra(df: pd.DataFrame, facet: str = "matrix") -> go.Figure:
     """df rows: attention, matrix, index, value (normalised singular values, mean over heads and seeds)."""
     return lines_by_attention(df, "index", "value", facet=facet, log_y=True)
+
+
+from .outcomes import lr_sweep, strip, update_sizes  # noqa: E402,F401 - the outcome and lr figures

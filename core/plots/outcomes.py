@@ -1,0 +1,89 @@
+"""Figures of outcomes across seeds and learning rates: per-seed strips, lr sweeps, update sizes."""
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from . import REFERENCE_COLOR, _grid, _rgba, color, ordered
+
+_DASH = {"uniform": "dot", "in_context": "dash", "unqueried": "dashdot"}
+
+
+def strip(df: pd.DataFrame, y: str, tasks: list[str], chance: dict | None = None, y_title: str = "") -> go.Figure:
+    """One dot per seed (df rows: task, attention, seed, y), small multiples by task, so a bimodal
+    outcome shows as two clusters; optional chance levels per task ({task: {name: value}}) as lines."""
+    fig, cols = _grid(tasks)
+    rng = np.random.default_rng(0)  # a fixed jitter: the same picture on every rerun
+    for i, task in enumerate(tasks):
+        row, col = i // cols + 1, i % cols + 1
+        d = df[df.task == task]
+        for j, name in enumerate(ordered(d.attention)):
+            a = d[d.attention == name]
+            fig.add_trace(
+                go.Scatter(x=j + rng.uniform(-0.18, 0.18, len(a)), y=a[y], mode="markers", name=name,
+                           marker=dict(color=color(name), size=8, opacity=0.8, line=dict(width=0.5, color="white")),
+                           text=[f"seed {s}" for s in a.seed], legendgroup=name, showlegend=i == 0),
+                row=row, col=col,
+            )  # fmt: skip
+        names = ordered(d.attention)
+        fig.update_xaxes(tickvals=list(range(len(names))), ticktext=names, row=row, col=col)
+        for label, value in (chance or {}).get(task, {}).items():
+            fig.add_hline(y=value, line=dict(color=REFERENCE_COLOR, dash=_DASH.get(label, "dot"), width=1),
+                          annotation_text=label, annotation_font_size=9, row=row, col=col)  # fmt: skip
+    fig.update_yaxes(title_text=y_title or y, col=1)
+    return fig
+
+
+def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log_y=False, y_title="") -> go.Figure:
+    """Final y against lr (log x), one line per parameterization (mean over seeds, min-max band), small
+    multiples by task; each parameterization's best lr (best: task, attention, lr) marked with a star."""
+    fig, cols = _grid(tasks)
+    for i, task in enumerate(tasks):
+        row, col = i // cols + 1, i % cols + 1
+        d = df[df.task == task]
+        for name in ordered(d.attention):
+            g = d[d.attention == name].groupby("lr")[y].agg(["mean", "min", "max"]).reset_index().sort_values("lr")
+            c = color(name)
+            fig.add_trace(
+                go.Scatter(x=np.r_[g.lr, g.lr[::-1]], y=np.r_[g["max"], g["min"][::-1]], fill="toself",
+                           fillcolor=_rgba(c, 0.15), line=dict(width=0), hoverinfo="skip", showlegend=False,
+                           legendgroup=name, name=f"{name} band"),
+                row=row, col=col,
+            )  # fmt: skip
+            fig.add_trace(
+                go.Scatter(x=g.lr, y=g["mean"], mode="lines+markers", name=name, line=dict(color=c),
+                           legendgroup=name, showlegend=i == 0),
+                row=row, col=col,
+            )  # fmt: skip
+            b = best[(best.task == task) & (best.attention == name)]
+            hit = g[g.lr.isin(b.lr)]
+            fig.add_trace(
+                go.Scatter(x=hit.lr, y=hit["mean"], mode="markers", name=f"{name} best lr", legendgroup=name,
+                           marker=dict(symbol="star", size=15, color=c, line=dict(width=1, color="black")),
+                           showlegend=False),
+                row=row, col=col,
+            )  # fmt: skip
+    fig.update_xaxes(type="log", title_text="learning rate")
+    fig.update_yaxes(type="log" if log_y else "linear")
+    fig.update_yaxes(title_text=y_title or y, col=1)
+    return fig
+
+
+def update_sizes(df: pd.DataFrame) -> go.Figure:
+    """Relative update per step of the effective matrices over training (df rows: matrix, attention,
+    step, value = mean over seeds and layers), one panel per matrix, log y."""
+    mats = list(dict.fromkeys(df.matrix))
+    fig, cols = _grid(mats, cols=2)
+    for i, m in enumerate(mats):
+        d = df[df.matrix == m]
+        for name in ordered(d.attention):
+            a = d[d.attention == name].sort_values("step")
+            fig.add_trace(
+                go.Scatter(x=a.step, y=a.value, mode="lines", name=name, line=dict(color=color(name)),
+                           legendgroup=name, showlegend=i == 0),
+                row=1, col=i + 1,
+            )  # fmt: skip
+    fig.update_yaxes(type="log")
+    fig.update_yaxes(title_text="‖ΔW‖ / ‖W‖ per step", col=1)
+    fig.update_xaxes(title_text="step")
+    return fig

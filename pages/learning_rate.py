@@ -1,0 +1,59 @@
+"""Learning rate: every parameterization's outcome across the lr grid, so a reader can see whether a
+comparison at each one's best lr is fair (and whether the best lies inside the grid)."""
+
+import numpy as np
+import streamlit as st
+
+from core import findings, plots, ui
+
+ui.require_router()
+st.title("Learning rate")
+st.markdown(
+    "A parameterization compared at someone else's learning rate is compared at the wrong step size. Each line is "
+    "one parameterization's final **test** metric across the lr grid (mean over seeds, band: min–max); the star "
+    "is its best lr, chosen on the **validation** set (lowest mean validation loss; ties to the smaller lr). "
+    "This page always shows every lr, whatever the sidebar's choice."
+)
+runs = ui.selected_runs(lr=ui.ALL)
+if not ui.require_runs(runs):
+    st.stop()
+tasks = [t for t in ui.selection()["tasks"] if t in set(runs.task)]
+best = findings.best_lr(runs)
+if runs.lr.nunique() < 2:
+    st.info("These runs use a single learning rate: sweep several with `python -m core sweep --lr grid`.")
+
+metric = ui.url_widget(st.radio, "Metric", "lr_metric", "test_acc", options=["test_acc", "test_loss"], horizontal=True)
+ok = runs[runs.status == "ok"]
+data = ok[["task", "attention", "lr", "seed", metric]]
+fig = plots.lr_sweep(data, metric, tasks, best, log_y=metric == "test_loss", y_title=f"final {metric}")
+ui.chart(fig, data, f"lr-{metric}")
+
+grid = sorted(set(runs.lr))
+edge = best[best.lr.isin([grid[0], grid[-1]])] if len(grid) > 1 else best.iloc[0:0]
+table = best[["task", "attention", "lr", "val_loss", "n"]].rename(columns={"val_loss": "mean val loss", "n": "seeds"})
+table["at the grid's edge"] = table.lr.isin(edge.lr) & (len(grid) > 1)
+st.dataframe(
+    table, hide_index=True, width="stretch", column_config={"lr": st.column_config.NumberColumn(format="%.0e")}
+)
+ui.download(table, "best-lr")
+if table["at the grid's edge"].any():
+    cells = ", ".join(f"{r.attention}/{r.task}" for r in table[table["at the grid's edge"]].itertuples())
+    st.warning(f"Best lr at the edge of the grid for {cells}: the optimum may lie outside it.")
+
+st.subheader("Time to solve against learning rate")
+tidy = ui.metrics(runs.run_id.unique())
+steps = findings.time_to_solve(tidy)
+solve = ok.assign(time_to_solve=ok.run_id.map(steps).astype(float))
+fig = plots.lr_sweep(solve.dropna(subset=["time_to_solve"]), "time_to_solve", tasks, best, y_title="steps to solve")
+ui.chart(fig, solve[["task", "attention", "lr", "seed", "time_to_solve"]], "lr-time-to-solve")
+counts = solve.groupby(["task", "attention", "lr"]).time_to_solve.agg(solved="count", seeds="size").reset_index()
+st.caption(
+    f"Time to solve: the first evaluation with validation accuracy ≥ {findings.SOLVED:.0%}; seeds that never get "
+    f"there are left out of the line ({int(counts.seeds.sum() - counts.solved.sum())} of {int(counts.seeds.sum())} "
+    "here; the Overview counts them)."
+)
+at_best = solve.merge(best[["task", "attention", "lr"]], on=["task", "attention", "lr"])
+dist = at_best[["task", "attention", "seed", "time_to_solve"]].replace({np.nan: None})
+st.markdown("**At each parameterization's best lr**, one dot per seed that solved:")
+fig = plots.strip(at_best.dropna(subset=["time_to_solve"]), "time_to_solve", tasks, y_title="steps to solve")
+ui.chart(fig, dist, "time-to-solve-best")
