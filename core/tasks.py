@@ -69,12 +69,14 @@ class Task:
         hashes = _row_hash(avoid) if hashes is None else hashes
         x, y, m = self.sample(n, gen)
         bad = torch.isin(_row_hash(x), hashes)
-        while bad.any():  # rare (at most ~1% of batches on the smallest task): redraw those rows
+        for _ in range(1000):  # rare at the default sizes (at most ~1% of batches): redraw those rows
+            if not bad.any():
+                return x, y, m
             rx, ry, rm = self.sample(int(bad.sum()), gen)
             x, y, m = x.clone(), y.clone(), m.clone()
             x[bad], y[bad], m[bad] = rx, ry, rm
             bad = torch.isin(_row_hash(x), hashes)
-        return x, y, m
+        raise ValueError(f"eval_size: {self.cfg.eval_size} held-out examples leave too few sequences to sample apart")
 
     # helpers ---------------------------------------------------------------------------
     def _distinct(self, n: int, k: int, gen: torch.Generator) -> torch.Tensor:

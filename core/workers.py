@@ -87,9 +87,10 @@ def _label(job) -> str:
     return f"{job.task.name}/{job.model.attention}"
 
 
-def run_parallel(store, todo, device, command, workers: int, on_step=None) -> list[dict]:
+def run_parallel(store, todo, device, command, workers: int, on_step=None, train=_train) -> list[dict]:
     """Train each (job, missing members) in `todo` on a pool of `workers` processes; returns their counts.
-    A job that a dying worker took down twice comes back as {"failed": [label]}."""
+    A job that a dying worker took down twice comes back as {"failed": [label]}. `train` is what a worker
+    runs for one job (a module-level function, as _train)."""
     ctx = mp.get_context("spawn")  # a fresh interpreter: no OpenMP state forked from a parent
     progress = ctx.Queue()
     threads = threads_per_worker(workers)
@@ -112,7 +113,7 @@ def run_parallel(store, todo, device, command, workers: int, on_step=None) -> li
     out, tries, left = [], dict.fromkeys(range(len(todo)), 0), list(range(len(todo)))
     try:
         while left:
-            left = _one_pool(store, todo, left, device, command, ctx, workers, threads, progress, out)
+            left = _one_pool(store, todo, left, device, command, ctx, workers, threads, progress, out, train)
             time.sleep(0.2)  # let the reader see the last start events
             for i in [i for i in left if i in started]:  # in flight when a worker died
                 tries[i] += 1
@@ -126,11 +127,11 @@ def run_parallel(store, todo, device, command, workers: int, on_step=None) -> li
     return out
 
 
-def _one_pool(store, todo, indices, device, command, ctx, workers, threads, progress, out) -> list[int]:
+def _one_pool(store, todo, indices, device, command, ctx, workers, threads, progress, out, train) -> list[int]:
     """Run these jobs on one pool until done or the pool breaks; returns the indices not finished."""
     pool = ProcessPoolExecutor(workers, ctx, initializer=_init, initargs=(threads, progress, os.getpid()))
     try:
-        futures = {pool.submit(_train, store, i, *todo[i], device, command): i for i in indices}
+        futures = {pool.submit(train, store, i, *todo[i], device, command): i for i in indices}
         pending, broken = set(futures), False
         while pending and not broken:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)

@@ -1,7 +1,8 @@
 """Train: a small, bounded sweep from the browser into a named store under the stores directory."""
 
+import uuid
+
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core import jobs, stores, sweep, ui
 from core.attention import ATTENTION
@@ -26,8 +27,7 @@ if stores.is_read_only():
     )
     st.stop()
 
-ctx = get_script_run_ctx()
-me = ctx.session_id if ctx else "local"
+me = st.session_state.setdefault("train_owner", uuid.uuid4().hex)  # this browser session; its sweep is its own
 
 
 @st.fragment(run_every=1.0)
@@ -39,7 +39,7 @@ def progress():
     if job.state == "running":
         who = "Your sweep" if mine else "A sweep started by another visitor"
         st.progress(job.progress, text=f"{who}: {job.label}: {job.progress:.0%}")
-        if mine and st.button("Cancel", type="secondary"):
+        if mine and st.button("Cancel", type="secondary", key="tr_cancel"):
             job.cancel.set()
             st.toast("Cancelling after the current evaluation; finished runs stay stored.")
     elif not mine:
@@ -55,19 +55,19 @@ def progress():
 
 
 running = jobs.current() is not None and jobs.current().state == "running"
-with st.form("sweep"):
-    name = st.text_input("Store name", "my-sweep", help=f"{stores.NAME_RULE}; created under the stores directory")
+with st.container(border=True):
+    name = st.text_input("Store name", "my-sweep", key="tr_store", help=f"{stores.NAME_RULE}; created under the stores directory")
     c = st.columns(2)
-    attentions = c[0].multiselect("Parameterizations", list(ATTENTION), default=["standard", "stacked"])
-    tasks = c[1].multiselect("Tasks", list(TASKS), default=["reverse"])
+    attentions = c[0].multiselect("Parameterizations", list(ATTENTION), ["standard", "stacked"], key="tr_attn")
+    tasks = c[1].multiselect("Tasks", list(TASKS), ["reverse"], key="tr_tasks")
     c = st.columns(6)
-    seeds = c[0].number_input("Seeds", 1, LIMITS["seeds"], 2)
-    steps = c[1].number_input("Steps", 10, LIMITS["steps"], 300, step=50)
-    lrs = c[2].multiselect("Learning rates", list(LR_GRID), default=[3e-3], format_func=lambda v: f"{v:g}")
-    n_layers = c[3].number_input("Layers", 1, LIMITS["n_layers"], 2)
-    d_model = c[4].selectbox("d_model", [16, 32, 64, 128], index=2)
-    n_heads = c[5].selectbox("n_heads", [1, 2, 4, 8], index=2)
-    submitted = st.form_submit_button("Start sweep", type="primary", disabled=running)
+    seeds = c[0].number_input("Seeds", 1, LIMITS["seeds"], 2, key="tr_seeds")
+    steps = c[1].number_input("Steps", 10, LIMITS["steps"], 300, step=50, key="tr_steps")
+    lrs = c[2].multiselect("Learning rates", list(LR_GRID), [3e-3], format_func=lambda v: f"{v:g}", key="tr_lrs")
+    n_layers = c[3].number_input("Layers", 1, LIMITS["n_layers"], 2, key="tr_layers")
+    d_model = c[4].selectbox("d_model", [16, 32, 64, 128], index=2, key="tr_d_model")
+    n_heads = c[5].selectbox("n_heads", [1, 2, 4, 8], index=2, key="tr_heads")
+    submitted = st.button("Start sweep", type="primary", disabled=running, key="tr_start")
 
 if submitted:
     try:

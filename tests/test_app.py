@@ -1,6 +1,7 @@
 """Every page through streamlit's AppTest: no exception, the widgets, and a trace per parameterization."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,9 @@ from core.plots import COLORS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = {
-    "overview": 0,
+    "overview": 1,
     "loss_curves": 1,
+    "learning_rate": 3,
     "parameters": 3,
     "runtime": 1,
     "similarity": 3,
@@ -31,7 +33,7 @@ def open_page(page: str, **params) -> AppTest:
         at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert [w.label for w in at.sidebar.multiselect] == ["Tasks", "Parameterizations"]
-    assert at.sidebar.selectbox[0].label == "Model size"
+    assert [w.label for w in at.sidebar.selectbox] == ["Store", "Model size", "Learning rate"]
     return at
 
 
@@ -72,26 +74,34 @@ def test_attention_maps_and_heatmaps_name_each_parameterization():
 
 
 def test_link_restores_selection_and_page_controls():
-    params = dict(tasks="reverse,sort", attn="standard,identity", metric="eval_acc", smooth="0.5")
+    params = dict(tasks="reverse,sort", attn="standard,identity", metric="test_acc", smooth="0.5", lr="0.001")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     for k, v in params.items():
         at.query_params[k] = v
     at.run()
     assert at.sidebar.multiselect[0].value == ["reverse", "sort"]
     assert at.sidebar.multiselect[1].value == ["standard", "identity"]
+    assert at.sidebar.selectbox(key="lr").value == "0.001"
     at.switch_page("pages/loss_curves.py").run()
-    assert at.selectbox(key="metric").value == "eval_acc" and at.slider(key="smooth").value == 0.5
+    assert at.selectbox(key="metric").value == "test_acc" and at.slider(key="smooth").value == 0.5
+    assert at.query_params["lr"] == ["0.001"]  # the choice is written back: a pasted link keeps it
     fig = specs(at)[0]
     assert [a["text"] for a in fig["layout"]["annotations"]] == ["reverse", "sort"]
     assert {t["name"] for t in fig["data"] if not t["name"].endswith("band")} == {"standard", "identity"}
 
 
-def test_overview_findings_are_computed_and_table_covers_grid():
+def test_overview_findings_are_computed_at_best_lr_and_table_covers_grid():
+    from core import findings
+    from core import store as st
+
     at = open_page("overview")
     text = " ".join(m.value for m in at.markdown)
-    assert "reaches the same final eval loss as standard within seed noise on" in text
+    assert "vs standard (each at its best lr, n = 5 seeds per side)" in text and "95% CI [" in text
     table = at.dataframe[0].value
-    assert len(table) == 8 * 5 and set(table.seeds) == {3}
+    assert len(table) == 8 * 5 and set(table.seeds) == {5}
+    best = findings.best_lr(st.load_runs(ROOT / "data")).set_index(["task", "attention"]).lr
+    assert all(best[(r.task, r.attention)] == r.lr for r in table.itertuples())
+    assert table.solved.str.match(r"\d/5 \[0\.\d\d, [01]\.\d\d\]").all()
 
 
 def test_parameters_page_formulas_match_measured_counts_and_folds_are_exact():
@@ -102,9 +112,18 @@ def test_parameters_page_formulas_match_measured_counts_and_folds_are_exact():
     assert (folds["max abs error"] < 1e-5).all()
 
 
+@pytest.fixture
+def stores_root(tmp_path, monkeypatch):
+    root = tmp_path / "stores"
+    root.mkdir()
+    monkeypatch.setenv("ATTENTION_LAB_STORES", str(root))
+    return root
+
+
 @pytest.mark.parametrize("page", list(PAGES))
-def test_empty_store_shows_the_command_not_a_traceback(page, tmp_path):
-    at = open_page(page, store=str(tmp_path))
+def test_empty_store_shows_the_command_not_a_traceback(page, stores_root):
+    (stores_root / "empty").mkdir()
+    at = open_page(page, store="empty")
     if page == "train":
         assert at.button or at.get("form")
         return
@@ -112,10 +131,87 @@ def test_empty_store_shows_the_command_not_a_traceback(page, tmp_path):
     assert any(want in i.value for i in at.info), [i.value for i in at.info]
 
 
-def test_train_page_is_off_when_read_only(monkeypatch):
+def test_train_page_is_off_when_read_only(monkeypatch, stores_root):
     monkeypatch.setenv("ATTENTION_LAB_READONLY", "1")
     at = open_page("train")
     assert any("Training is off here" in i.value for i in at.info)
+    monkeypatch.delenv("ATTENTION_LAB_READONLY")
+    stores_root.chmod(0o555)  # an operator's read-only stores directory holds for a root server too
+    try:
+        at = open_page("train")
+        assert any("Training is off here" in i.value for i in at.info)
+    finally:
+        stores_root.chmod(0o755)
+
+
+def _page_text(at: AppTest) -> str:
+    parts = [e.value for kind in ("markdown", "info", "warning", "error", "caption", "code") for e in at.get(kind)]
+    return " ".join(str(p) for p in parts)
+
+
+@pytest.mark.parametrize("probe", ["/etc", "/nonexistent", "../../../../etc", "escape", "nope", "x/../data", "data/x"])
+def test_store_in_the_url_reads_only_named_stores_and_echoes_no_path(probe, stores_root, tmp_path):
+    outside = tmp_path / "outside"
+    (outside / "runs").mkdir(parents=True)
+    (stores_root / "escape").symlink_to(outside)  # a symlink out of the root is refused like any other
+    at = open_page("overview", store=probe)
+    assert at.sidebar.selectbox(key="store").value == "data"  # the bundled results, nothing else
+    text = _page_text(at) + " ".join(w.value for w in at.sidebar.get("warning"))
+    for leak in (str(ROOT), str(tmp_path), "/etc", "nonexistent", "is not a directory"):
+        assert leak not in text
+    warnings = [w.value for w in at.sidebar.get("warning")]
+    assert warnings == ["That store is not available here; showing the bundled results."]
+
+
+def test_a_named_store_under_the_root_is_offered_and_opens(stores_root):
+    shutil.copytree(ROOT / "data" / "runs", stores_root / "mine" / "runs")
+    at = open_page("overview", store="mine")
+    assert at.sidebar.selectbox(key="store").options == ["data", "mine"]
+    assert at.sidebar.selectbox(key="store").value == "mine" and not at.sidebar.get("warning")
+
+
+def train_page() -> AppTest:
+    """The Train page run as its own script. Through app.py's router AppTest (streamlit 1.67) delivers the
+    button's click to the page but the page reads it as not clicked; a real server does register it, which
+    tests/test_browser.py checks by clicking Start in chromium. Run alone, the page goes through
+    ui.require_router's switch to st.navigation (a rerun) exactly as on a server's first page load."""
+    at = AppTest.from_file(str(ROOT / "pages" / "train.py"), default_timeout=180)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _train(at: AppTest, name: str) -> AppTest:
+    at.text_input(key="tr_store").set_value(name)
+    at.multiselect(key="tr_attn").set_value(["standard"])
+    at.multiselect(key="tr_tasks").set_value(["reverse"])
+    at.number_input(key="tr_seeds").set_value(1)
+    at.number_input(key="tr_steps").set_value(200)
+    at.button(key="tr_start").click()
+    return at.run()
+
+
+@pytest.mark.parametrize("name", ["data", "../x", "/tmp/x", "a/b", "x" * 65, "sp ace"])
+def test_train_refuses_targets_outside_the_root(name, stores_root):
+    at = _train(train_page(), name)
+    assert at.error and "store name:" in at.error[0].value
+    assert not any(stores_root.iterdir())
+
+
+def test_a_sweep_belongs_to_the_session_that_started_it(stores_root):
+    from core import jobs
+
+    first = _train(train_page(), "mine")
+    assert not first.error, [e.value for e in first.error]
+    job = jobs.current()
+    assert job is not None and job.store_name == "mine" and (stores_root / "mine").is_dir()
+    assert job.state == "running" and [b for b in first.run().button if b.label == "Cancel"]
+    second = train_page()  # another browser session
+    assert job.state == "running" and "another visitor" in " ".join(p.proto.text for p in second.get("progress"))
+    assert not [b for b in second.button if b.label == "Cancel"]
+    while job.state == "running":
+        __import__("time").sleep(0.1)
+    assert job.state == "finished" and len(list((stores_root / "mine" / "runs").glob("*.parquet"))) == 1
 
 
 def test_small_multiples_follow_the_sidebars_task_order():
@@ -129,7 +225,7 @@ def _training_table(at: AppTest):
     return next(df.value for df in at.dataframe if "engine" in df.value)
 
 
-def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(tmp_path):
+def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_root):
     import shutil
 
     import pandas as pd
@@ -140,10 +236,10 @@ def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(tmp_path):
     assert list(tr.engine)[0] == "plain loop" and {"rounds", "speedup_min", "speedup_max"} <= set(tr.columns)
     assert ((tr.speedup_min <= tr.speedup) & (tr.speedup <= tr.speedup_max)).all()
     # a store benchmarked before paired rounds (no rounds, no speedup range) still shows its table
-    shutil.copytree(ROOT / "data" / "bench", tmp_path / "bench")
-    shutil.copytree(ROOT / "data" / "runs", tmp_path / "runs")
-    path = tmp_path / "bench" / "training.parquet"
+    shutil.copytree(ROOT / "data" / "bench", stores_root / "old" / "bench")
+    shutil.copytree(ROOT / "data" / "runs", stores_root / "old" / "runs")
+    path = stores_root / "old" / "bench" / "training.parquet"
     old = pd.read_parquet(path).drop(columns=["rounds", "speedup_min", "speedup_max"])
     st.write_table(path, old, st.read_meta(path))
-    tr = _training_table(open_page("runtime", store=str(tmp_path)))
+    tr = _training_table(open_page("runtime", store="old"))
     assert "rounds" not in tr and len(tr) == len(old)

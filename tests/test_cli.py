@@ -26,7 +26,7 @@ def sweep(store, *extra):
 def test_sweep_runs_then_resumes_without_rewriting(tmp_path, capsys):
     assert sweep(tmp_path, "--attention", "standard,identity", "--task", "reverse", "--seeds", "2") == 0
     out = capsys.readouterr().out
-    assert "trained 4 runs" in out and "identity" in out and "eval_acc" in out
+    assert "trained 4 runs" in out and "identity" in out and "test_acc" in out and "solved" in out
     runs = st.load_runs(tmp_path)
     assert len(runs) == 4 and set(runs.attention) == {"standard", "identity"} and set(runs.seed) == {0, 1}
     mtimes = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").iterdir()}
@@ -41,7 +41,7 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
     sweep(tmp_path, "--attention", "standard,bilinear", "--task", "reverse", "--seeds", "2", "--workers", "1")
     out = capsys.readouterr().out
     assert "of the float32 matmul peak measured here" in out and "training steps alone" in out
-    path = tmp_path / "bench" / "sweep.parquet"
+    (path,) = (tmp_path / "bench").glob("sweep-*.parquet")  # one record per sweep, never overwritten
     rec = st.load_named(tmp_path, "bench").iloc[0]
     assert (rec.kind, rec.jobs, rec.runs, rec.steps) == ("sweep", 2, 4, 20)
     assert rec.seconds > 0 and 0 < rec.gflops < rec.peak_gflops
@@ -76,6 +76,13 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
         (["--device", "tpu"], "--device"),
         (["--steps", "many"], "--steps"),
         (["--workers", "0"], "--workers"),
+        (["--seeds", "99999999999999999999"], "--seeds"),
+        (["--workers", "99999999999999999999"], "--workers"),
+        (["--d-model", "99999999999999999999"], "--d-model"),
+        (["--lr", "inf"], "--lr"),
+        (["--lr", "nan"], "--lr"),
+        (["--lr", "1e-3,-1"], "--lr"),
+        (["--lr", ""], "--lr"),
         (["bench", "--quick", "--device", "tpu"], "--device"),
         (["bench", "--quick", "--workers", "0"], "--workers"),
         (["bench", "--quick", "--training-rounds", "0"], "--training-rounds"),
@@ -92,6 +99,81 @@ def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, capsys, argv, flag)
     if flag in ("--attention", "--task"):
         assert "allowed:" in lines[0] and ("standard" in lines[0] or "reverse" in lines[0])
     assert not store.exists()
+
+
+def test_store_that_is_a_file_empty_or_unwritable_is_refused_before_training(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for bad in (str(afile), "", str(afile / "below")):
+        with pytest.raises(SystemExit) as err:
+            main(["sweep", "--store", bad, *TINY])
+        assert err.value.code == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and "--store" in lines[0]
+    assert afile.read_text() == "x"
+
+
+def test_lr_grid_trains_every_seed_at_every_lr_and_summary_reports_the_best(tmp_path, capsys):
+    assert sweep(tmp_path, "--attention", "standard", "--task", "reverse", "--seeds", "2", "--lr", "1e-3,1e-2") == 0
+    runs = st.load_runs(tmp_path)
+    assert sorted(zip(runs.lr, runs.seed)) == [(1e-3, 0), (1e-3, 1), (1e-2, 0), (1e-2, 1)]
+    assert (runs.n_ensemble == 4).all()
+    capsys.readouterr()
+    main(["summary", "--store", str(tmp_path)])
+    from core.findings import best_lr
+
+    assert f"lr {best_lr(runs).lr.iloc[0]:g}" in capsys.readouterr().out
+    # a resumed member trains alone, and says so
+    st.run_path(tmp_path, runs.run_id.iloc[0]).unlink()
+    sweep(tmp_path, "--attention", "standard", "--task", "reverse", "--seeds", "2", "--lr", "1e-3,1e-2")
+    assert "trained 1 runs" in capsys.readouterr().out
+    again = st.load_runs(tmp_path).set_index("run_id")
+    assert again.n_ensemble[runs.run_id.iloc[0]] == 1 and (again.n_ensemble.drop(runs.run_id.iloc[0]) == 4).all()
+
+
+def test_summary_prints_a_skipped_file_as_one_warning_line(tmp_path):
+    sweep(tmp_path, "--attention", "standard", "--task", "reverse", "--seeds", "1")
+    (tmp_path / "runs" / "broken.parquet").write_bytes(b"nope")
+    out = subprocess.run([sys.executable, "-m", "core", "summary", "--store", str(tmp_path)], cwd=ROOT,
+                         capture_output=True, text=True)  # fmt: skip
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 0 and len(lines) == 1 and lines[0].startswith("warning: skipping ")
+    assert "broken.parquet" in lines[0]
+
+
+def test_two_concurrent_sweeps_on_one_store_train_each_run_once(tmp_path):
+    argv = [sys.executable, "-m", "core", "sweep", "--store", str(tmp_path), *TINY, "--seeds", "2", "--workers", "1",
+            "--attention", "standard,tied_qk,identity,mqa", "--task", "reverse"]  # fmt: skip
+    procs = [subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in "ab"]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    trained = [int(o.split("trained ")[1].split()[0]) for o in outs]
+    assert sum(trained) == 8, outs  # each of the 8 runs trained by exactly one of the two
+    assert len(st.load_runs(tmp_path)) == 8 and not list((tmp_path / "claims").glob("*.claim"))
+    assert len(list((tmp_path / "bench").glob("sweep-*.parquet"))) == sum(t > 0 for t in trained)
+
+
+def test_a_full_disk_ends_the_sweep_in_one_line_with_finished_runs_kept(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from core import store
+
+    real, calls = store.write_run, []
+
+    def write_run(store_dir, *a, **kw):
+        calls.append(1)
+        if len(calls) > 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(store_dir))
+        return real(store_dir, *a, **kw)
+
+    monkeypatch.setattr(store, "write_run", write_run)
+    with pytest.raises(SystemExit) as err:
+        sweep(tmp_path, "--attention", "standard,identity", "--task", "reverse", "--seeds", "2", "--workers", "1")
+    assert err.value.code == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: disk full writing ")
+    assert "2 runs of this sweep are stored, rerun to resume" in lines[0]
+    assert len(st.load_runs(tmp_path)) == 2 and not list((tmp_path / "claims").glob("*.claim"))
 
 
 def test_help_documents_every_subcommand():

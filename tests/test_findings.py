@@ -1,59 +1,125 @@
-"""The Overview's sentences follow the data they are computed from."""
+"""Statistics the app and README state: best lr on validation, intervals, verdicts, sentences."""
 
+import math
+
+import numpy as np
 import pandas as pd
+import pytest
 
 from core import findings
 
 
-def runs(rows):
+def runs(rows, lr=3e-3, val_shift=0.0):
+    """rows: (attention, task, test losses per seed, test accuracies per seed)."""
     out = []
     for attention, task, losses, accs in rows:
         for seed, (loss, acc) in enumerate(zip(losses, accs)):
-            out.append(
-                {
-                    "attention": attention,
-                    "task": task,
-                    "seed": seed,
-                    "status": "ok",
-                    "eval_loss": loss,
-                    "eval_acc": acc,
-                    "params_attention": 1,
-                    "params_total": 2,
-                    "seconds_per_step": 0.1,
-                }
-            )
+            out.append({
+                "run_id": f"{attention}-{task}-{lr}-{seed}", "attention": attention, "task": task, "seed": seed,
+                "lr": lr, "status": "ok", "val_loss": loss + val_shift, "test_loss": loss, "test_acc": acc,
+                "val_loss_drop": 0.0, "val_acc_gain": 0.0, "params_attention": 1, "params_total": 2,
+                "seconds_per_step": 0.1, "d_model": 64, "steps": 800,
+            })  # fmt: skip
     return pd.DataFrame(out)
 
 
 DATA = runs(
     [
-        ("standard", "a", [0.10, 0.12, 0.11], [0.99, 0.99, 0.98]),
-        ("standard", "b", [0.01, 0.01, 0.01], [1.0, 1.0, 1.0]),
-        ("stacked", "a", [0.11, 0.10, 0.12], [0.99, 0.98, 0.99]),  # same within noise
-        ("stacked", "b", [1.50, 1.40, 1.60], [0.30, 0.35, 0.32]),  # clearly worse, unsolved
-        ("identity", "a", [0.02, 0.02, 0.03], [1.0, 1.0, 1.0]),  # clearly better
-        ("identity", "b", [0.015, 0.012, 0.011], [1.0, 1.0, 1.0]),  # within LOSS_TOL of a solved task
+        ("standard", "a", [0.10, 0.12, 0.11, 0.10, 0.11], [0.99, 0.99, 0.98, 0.99, 0.99]),
+        ("standard", "b", [0.01, 0.01, 0.012, 0.011, 0.01], [1.0] * 5),
+        ("stacked", "a", [0.11, 0.10, 0.12, 0.11, 0.10], [0.99, 0.98, 0.99, 0.99, 0.99]),  # equivalent
+        ("stacked", "b", [1.50, 1.40, 1.60, 1.45, 1.55], [0.30, 0.35, 0.32, 0.31, 0.33]),  # clearly worse
+        ("identity", "a", [0.02, 0.02, 0.03, 0.02, 0.025], [1.0] * 5),  # clearly better
     ]
 )
 
 
-def test_sentences_state_what_the_data_shows():
+def test_t_quantiles_match_the_tables():
+    for df, q975 in [(2, 4.303), (4, 2.776), (10, 2.228), (1000, 1.962)]:
+        assert findings.t_quantile(0.975, df) == pytest.approx(q975, abs=2e-3)
+
+
+def test_wilson_and_fisher_match_known_values():
+    lo, hi = findings.wilson(2, 3)
+    assert (round(lo, 3), round(hi, 3)) == (0.208, 0.939)
+    assert findings.wilson(0, 5)[0] == 0 and findings.wilson(5, 5)[1] == 1
+    assert findings.fisher_exact(1, 3, 2, 3) == pytest.approx(1.0)  # 1/3 vs 2/3: indistinguishable
+    assert findings.fisher_exact(0, 5, 5, 5) == pytest.approx(2 / 252)  # scipy.stats.fisher_exact: 0.00794
+
+
+def test_welch_interval_matches_a_hand_computation():
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 6.0, 8.0])
+    diff, lo, hi, df = findings.welch_ci(a, b)
+    va, vb = 1.0 / 3, np.var(b, ddof=1) / 4
+    want_df = (va + vb) ** 2 / (va**2 / 2 + vb**2 / 3)
+    half = findings.t_quantile(0.975, want_df) * math.sqrt(va + vb)
+    assert diff == -3.0 and df == pytest.approx(want_df) and (lo, hi) == pytest.approx((-3 - half, -3 + half))
+
+
+def test_each_verdict_from_data_built_for_it():
+    cmp = findings.compare_to(DATA).set_index(["attention", "task"]).verdict
+    assert cmp[("stacked", "a")] == "equivalent"
+    assert cmp[("stacked", "b")] == "worse"
+    assert cmp[("identity", "a")] == "better"
+
+
+def test_noisy_n3_with_close_means_is_inconclusive_not_equivalent():
+    noisy = runs([("standard", "a", [0.2, 0.5, 0.05], [0.9] * 3), ("stacked", "a", [0.3, 0.05, 0.45], [0.9] * 3)])
+    row = findings.compare_to(noisy).iloc[0]
+    assert abs(row["diff"]) < findings.EQUIV_MARGIN  # the means are close...
+    assert row.verdict == "inconclusive" and row.ci_lo < -findings.EQUIV_MARGIN  # ...but the interval is wide
+    assert row.n == row.ref_n == 3
+
+
+def test_best_lr_is_chosen_on_validation_never_on_test():
+    good_val = runs([("standard", "a", [0.5, 0.5], [0.5, 0.5])], lr=1e-3, val_shift=-0.4)  # val 0.1, test 0.5
+    good_test = runs([("standard", "a", [0.1, 0.1], [0.9, 0.9])], lr=3e-3, val_shift=0.3)  # val 0.4, test 0.1
+    best = findings.best_lr(pd.concat([good_val, good_test]))
+    assert len(best) == 1 and best.lr.iloc[0] == 1e-3
+    tie = pd.concat([runs([("standard", "a", [0.2], [0.9])], lr=1e-2), runs([("standard", "a", [0.2], [0.9])], 1e-3)])
+    assert findings.best_lr(tie).lr.iloc[0] == 1e-3  # ties go to the smaller lr
+
+
+def test_a_diverged_seed_makes_its_lr_lose():
+    a = runs([("standard", "a", [0.1, 0.1], [1.0, 1.0])], lr=1e-2)
+    a.loc[1, "status"] = "diverged"
+    b = runs([("standard", "a", [0.3, 0.3], [0.9, 0.9])], lr=1e-3)
+    assert findings.best_lr(pd.concat([a, b])).lr.iloc[0] == 1e-3
+    assert len(findings.at_best_lr(pd.concat([a, b]))) == 2
+
+
+def test_sentences_quote_n_the_interval_and_the_counts():
     lines = findings.sentences(DATA, ["standard", "stacked", "identity"])
-    assert lines == [
-        "**stacked** reaches the same final eval loss as standard within seed noise on 1/2 tasks; worse on b; "
-        "below 95% accuracy where standard is above it on b.",
-        "**identity** reaches the same final eval loss as standard within seed noise on 1/2 tasks; better on a.",
-    ]
+    assert len(lines) == 2
+    assert lines[0].startswith("**stacked** vs standard (each at its best lr, n = 5 seeds per side): worse on b (")
+    assert "95% CI [" in lines[0] and "solved 0/5 vs 5/5, Fisher p = 0.0079" in lines[0]
+    assert lines[0].endswith(f"equivalent within ±{findings.EQUIV_MARGIN} nats on a.")
+    assert "better on a" in lines[1]
 
 
-def test_summary_orders_and_aggregates_over_seeds():
-    s = findings.summary(DATA, ["b", "a"], ["standard", "stacked", "identity"])
-    assert list(zip(s.task, s.attention))[:3] == [("b", "standard"), ("b", "stacked"), ("b", "identity")]
-    row = s[(s.task == "b") & (s.attention == "stacked")].iloc[0]
-    assert row.seeds == 3 and abs(row.eval_loss - 1.5) < 1e-12 and abs(row.eval_loss_std - 0.1) < 1e-12
-
-
-def test_diverged_runs_are_left_out():
+def test_summary_counts_solved_with_an_interval_and_diverged_as_unsolved():
     data = DATA.copy()
     data.loc[0, "status"] = "diverged"
-    assert findings.summary(data, ["a", "b"], ["standard"]).iloc[0].seeds == 2
+    s = findings.summary(data, ["b", "a"], ["standard", "stacked", "identity"])
+    assert list(zip(s.task, s.attention))[:2] == [("b", "standard"), ("b", "stacked")]
+    row = s[(s.task == "a") & (s.attention == "standard")].iloc[0]
+    assert (row.seeds, row.diverged, row.solved) == (5, 1, 4)
+    assert (row.solved_lo, row.solved_hi) == pytest.approx(findings.wilson(4, 5))
+    assert row.test_loss == pytest.approx(np.mean([0.12, 0.11, 0.10, 0.11]))  # the finished seeds
+
+
+def test_improving_counts_unsolved_seeds_whose_validation_still_moves():
+    data = runs([("stacked", "a", [1.0, 1.0, 0.01], [0.3, 0.4, 1.0])])
+    data["val_loss_drop"] = [0.10, 0.001, 0.5]  # the solved seed's drop does not count
+    assert findings.improving_share(data) == (1, 2)
+    assert findings.summary(data, ["a"], ["stacked"]).improving.iloc[0] == 1
+
+
+def test_mechanism_sentence_is_computed_from_update_sizes():
+    sizes = pd.DataFrame({
+        "matrix": ["W_QK"] * 4, "attention": ["standard", "stacked"] * 2, "lr": [1e-3, 1e-3, 3e-3, 3e-3],
+        "step": [50] * 4, "value": [0.01, 0.03, 0.02, 0.05],
+    })  # fmt: skip
+    both = pd.concat([runs([("standard", "a", [0.1], [1.0])], 3e-3), runs([("stacked", "a", [0.1], [1.0])], 1e-3)])
+    text = findings.mechanism(sizes, both)
+    assert "moves 2.8× as far per step" in text and "range 2.5–3.0×" in text and "0.33" in text

@@ -20,19 +20,38 @@ def wait(job, timeout=120):
 
 def test_background_sweep_finishes_and_stores_runs(tmp_path):
     plan = sweep.plan(["standard", "identity"], ["reverse"], 2, TrainConfig(steps=20, eval_every=10), TINY)
-    job = jobs.start(str(tmp_path), plan)
+    job = jobs.start(str(tmp_path), plan, owner="a")
     assert wait(job) == "finished" and job.progress == 1.0
     assert job.counts["trained"] == 4 and len(st.load_runs(tmp_path)) == 4
 
 
 def test_one_sweep_at_a_time_and_cancel_keeps_only_finished_runs(tmp_path):
     plan = sweep.plan(["standard", "stacked", "mqa"], ["sort"], 1, TrainConfig(steps=400, eval_every=10), TINY)
-    job = jobs.start(str(tmp_path), plan)
+    job = jobs.start(str(tmp_path), plan, owner="a")
     with pytest.raises(RuntimeError, match="already running"):
-        jobs.start(str(tmp_path), plan)
+        jobs.start(str(tmp_path), plan, owner="b")
     while job.done < 5 and job.state == "running":
         time.sleep(0.01)
     job.cancel.set()
     assert wait(job) == "cancelled"
     assert len(st.load_runs(tmp_path)) < 3 and not list(tmp_path.rglob("*.tmp"))
-    assert jobs.start(str(tmp_path), plan[:0]) is not job  # the slot is free again
+    assert jobs.start(str(tmp_path), plan[:0], owner="b") is not job  # the slot is free again
+
+
+def test_the_server_budget_refuses_with_the_time_to_wait(monkeypatch):
+    monkeypatch.setenv(jobs.BUDGET_ENV, "1000")
+    monkeypatch.setattr(jobs, "_spent", jobs.deque())
+    assert jobs.wait_seconds(2000) == float("inf")  # larger than the whole budget
+    now = 1_000_000.0
+    jobs._spent.extend([(now - 3000, 600), (now - 1000, 300)])
+    assert jobs.wait_seconds(100, now) == 0.0  # 900 + 100 fits
+    assert jobs.wait_seconds(300, now) == pytest.approx(600)  # once the oldest (600) leaves the hour
+    assert jobs.wait_seconds(900, now) == pytest.approx(2600)  # only when both have left
+    plan = sweep.plan(["standard"], ["reverse"], 1, TrainConfig(steps=2000), TINY)  # 2000 member-steps
+    with pytest.raises(RuntimeError, match="larger than the server's budget"):
+        jobs.start("unused", plan, owner="a")
+    monkeypatch.setenv(jobs.BUDGET_ENV, "2500")
+    jobs._spent.clear()
+    jobs._spent.append((__import__("time").time(), 1000))
+    with pytest.raises(RuntimeError, match=r"used up: try again in \d+ min"):
+        jobs.start("unused", plan, owner="a")

@@ -11,7 +11,7 @@ import pytest
 
 from core import store as st
 from core.config import ModelConfig, TaskConfig, TrainConfig
-from core.sweep import Job, summary
+from core.run_job import Job, record
 from core.tasks import make_task
 from core.train import train_ensemble
 
@@ -30,10 +30,10 @@ def trained():
 
 
 def write(store, job, result):
-    rid = job.run_ids()[0]
+    rid = job.run_ids()[(job.train.lr, 0)]
     metrics = pd.DataFrame(result.metrics, columns=["step", "metric", "value"])
     st.write_run(
-        store, summary(job, 0, rid, result, "pytest"), metrics, result.head_weights, result.patterns, result.examples
+        store, record(job, result, rid, "pytest"), metrics, result.head_weights, result.patterns, result.examples
     )
     return rid
 
@@ -48,9 +48,10 @@ def test_round_trip(tmp_path, trained):
     assert row.params_total == sum(
         row[c] for c in runs.columns if c.startswith("params_") and c not in ("params_total",)
     )
-    assert row.eval_acc == pytest.approx(result.final["eval_acc"])
+    assert row.test_acc == row.eval_acc == pytest.approx(result.final["test_acc"])
+    assert row.val_loss == pytest.approx(result.final["val_loss"]) and row.n_ensemble == 1
     metrics = st.load_metrics(tmp_path)
-    assert set(metrics.metric) >= {"train_loss", "eval_loss", "eval_acc", "wall_time"}
+    assert set(metrics.metric) >= {"train_loss", "val_loss", "val_acc", "test_loss", "test_acc", "wall_time"}
     assert (metrics.run_id == rid).all()
     layers = st.load_head_weights(tmp_path, rid)
     for got, want in zip(layers, result.head_weights):
@@ -111,3 +112,46 @@ def test_a_killed_writers_temporary_files_are_removed_and_a_live_writers_kept(tm
         path.write_bytes(b"some bytes")
     assert st.remove_stale_tmp(tmp_path) == 1
     assert not stale.exists() and live.exists() and foreign.exists()
+
+
+def test_a_claim_belongs_to_one_live_process_and_a_dead_ones_is_taken_over(tmp_path):
+    assert st.claim(tmp_path, "r1") and st.claim(tmp_path, "r1")  # ours, twice
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        st.claim_path(tmp_path, "r2").write_text(str(other.pid))
+        assert not st.claim(tmp_path, "r2")  # a live process holds it
+        st.release(tmp_path, "r2")
+        assert st.claim_path(tmp_path, "r2").exists()  # release frees only our own
+    finally:
+        other.kill()
+        other.wait()
+    assert st.claim(tmp_path, "r2")  # its holder died: taken over
+    st.release(tmp_path, "r1")
+    assert not st.claim_path(tmp_path, "r1").exists()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    st.claim_path(tmp_path, "r3").write_text(str(dead.pid))
+    assert st.remove_stale_tmp(tmp_path) == 1 and not st.claim_path(tmp_path, "r3").exists()
+
+
+def test_old_stores_read_with_test_metrics_as_their_eval_ones(tmp_path, trained):
+    job, result = trained
+    rid = write(tmp_path, job, result)
+    path = st.run_path(tmp_path, rid)
+    meta = st.read_meta(path)
+    meta["final"] = {"eval_loss": 1.5, "eval_acc": 0.5, "train_loss": 1.4}  # a store made before the split
+    old = pd.read_parquet(path).replace({"metric": {"test_loss": "eval_loss", "test_acc": "eval_acc"}})
+    st.write_table(path, old, meta)
+    row = st.load_runs(tmp_path).iloc[0]
+    assert (row.test_loss, row.test_acc, row.eval_acc) == (1.5, 0.5, 0.5) and pd.isna(row.val_loss)
+    assert {"test_loss", "test_acc"} <= set(st.load_metrics(tmp_path).metric)
+
+
+def test_weights_readable_and_drop_weights(tmp_path, trained):
+    job, result = trained
+    rid = write(tmp_path, job, result)
+    assert st.weights_readable(tmp_path, rid)
+    st.weights_path(tmp_path, rid).write_bytes(b"truncated")
+    assert not st.weights_readable(tmp_path, rid)
+    assert st.drop_weights(tmp_path, [rid, "absent"]) == 1 and not st.weights_readable(tmp_path, rid)
+    assert len(st.load_runs(tmp_path)) == 1  # the metrics stay

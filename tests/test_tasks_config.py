@@ -28,6 +28,32 @@ def test_task_shapes_vocab_and_determinism(name):
     assert e1[0].shape[0] == TaskConfig().eval_size and torch.equal(e1[0], e2[0])
 
 
+@pytest.mark.parametrize("name", list(TASKS))
+def test_validation_and_test_are_disjoint_from_each_other_and_from_training(name):
+    small = TaskConfig(name, n_symbols=4, length=3, eval_size=8)  # 24-64 possible sequences: collisions are common
+    task = make_task(small if name != "associative_recall" else TaskConfig(name))
+    val, test = (task.eval_set(s)[0] for s in ("val", "test"))
+    held = {tuple(r) for r in val.tolist()}
+    assert val.shape == test.shape and not held & {tuple(r) for r in test.tolist()}
+    held |= {tuple(r) for r in test.tolist()}
+    g = gen(7)
+    for _ in range(20):
+        x, y, m = task.sample_train(32, g)
+        assert not held & {tuple(r) for r in x.tolist()}
+    assert torch.equal(task.sample_train(8, gen(1))[0], make_task(task.cfg).sample_train(8, gen(1))[0])
+
+
+def test_chance_levels_are_computed_on_the_test_set():
+    from core.tasks import chance_levels
+
+    ar = chance_levels("associative_recall")
+    assert ar["uniform"] == 1 / 32
+    assert 0.14 < ar["in_context"] < 0.16  # one of the 8 context values, with repeats: 1/8 + (7/32)/8
+    assert 0.33 < ar["unqueried"] < 0.38  # the elimination plateau
+    assert chance_levels("induction")["in_context"] == pytest.approx(1 / 12)  # 12 distinct tokens
+    assert chance_levels("histogram") == {"uniform": 0.1, "in_context": pytest.approx(0.1)}
+
+
 def answers(name):
     task = make_task(TaskConfig(name))
     x, y, m = task.sample(16, gen(3))

@@ -39,6 +39,37 @@ def test_ensemble_matches_each_seed_alone_and_the_plain_loop():
     assert step_losses(together[0])[0] != step_losses(together[1])[0]
 
 
+@pytest.mark.parametrize("attention", ["standard", "stacked"])
+def test_members_at_different_lrs_train_together_exactly_as_each_alone(attention):
+    from dataclasses import replace
+
+    train = TrainConfig(steps=50, eval_every=10, batch_size=16, warmup=5)
+    cfg = model_cfg(attention)
+    seeds, lrs = [0, 1, 0, 1], [1e-3, 1e-3, 1e-2, 1e-2]
+    together = train_ensemble(cfg, TASK, train, seeds, device="cpu", lrs=lrs)
+    assert [(r.seed, r.lr) for r in together] == list(zip(seeds, lrs)) and all(r.n_ensemble == 4 for r in together)
+    for r in together:
+        (alone,) = train_ensemble(cfg, TASK, replace(train, lr=r.lr), [r.seed], device="cpu")
+        assert alone.n_ensemble == 1 and len(step_losses(r)) == 5
+        assert max(abs(a - b) for a, b in zip(step_losses(r), step_losses(alone))) < 1e-4
+        for k in ("val_loss", "test_loss", "update_qk.0"):
+            got, want = ([v for _, kk, v in x.metrics if kk == k] for x in (r, alone))
+            assert max(abs(a - b) for a, b in zip(got, want)) < 1e-4, k
+    assert step_losses(together[0]) != step_losses(together[2])  # a different lr is a different run
+
+
+def test_update_sizes_are_recorded_and_stacked_moves_further_at_the_same_lr():
+    train = TrainConfig(steps=40, eval_every=20, batch_size=16, warmup=5)
+    moved = {}
+    for name in ("standard", "stacked", "identity"):
+        (r,) = train_ensemble(model_cfg(name), TASK, train, [0], device="cpu")
+        ups = {k: [v for _, kk, v in r.metrics if kk == k] for k in ("update_qk.0", "update_ov.1")}
+        assert all(len(v) == 2 for v in ups.values())
+        moved[name] = sum(ups["update_qk.0"])
+    assert moved["identity"] == 0  # nothing to move: identity has no attention parameters
+    assert moved["stacked"] > 1.5 * moved["standard"] > 0
+
+
 @pytest.mark.parametrize("attention", ["standard", "identity", "gqa"])
 def test_training_reduces_loss_and_reports_everything(attention):
     train = TrainConfig(steps=60, eval_every=20, batch_size=32)

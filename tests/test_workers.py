@@ -71,6 +71,45 @@ def test_workers_exit_when_the_sweep_alone_is_killed(tmp_path):
     assert not list((tmp_path / "runs").glob("*.parquet"))  # 2000 steps: nothing was finished, nothing half-written
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to find the workers")
+def test_a_killed_worker_is_retried_once_and_the_sweep_ends_with_every_run(tmp_path):
+    flags = (
+        "--d-model 16 --n-heads 2 --steps 300 --eval-every 100 --quiet --workers 2 --attention standard,mqa,identity"
+    )
+    argv = [sys.executable, "-m", "core", "sweep", "--store", str(tmp_path), *flags.split(), "--task", "reverse"]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(_children(proc.pid)) < 3:
+        time.sleep(0.1)
+    time.sleep(3)  # the workers have picked up their first jobs
+    workers = [p for p in _children(proc.pid) if "multiprocessing" in Path(f"/proc/{p}/cmdline").read_text()]
+    os.kill(max(workers), signal.SIGKILL)  # one worker dies mid-job (out of memory, an operator's kill)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "trained 9 runs" in out  # the dead worker's job was retried on a fresh pool
+    assert len(st.load_runs(tmp_path)) == 9
+
+
+def _dies_on_identity(store, index, job, missing, device, command):
+    """A worker's job function that kills its own process on identity's job (as an OOM kill would)."""
+    from core import workers
+
+    if job.model.attention == "identity":
+        workers._progress.put(("start", index))
+        time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGKILL)
+    return workers._train(store, index, job, missing, device, command)
+
+
+def test_a_job_that_kills_its_worker_twice_is_reported_in_one_line_and_the_rest_stored(tmp_path):
+    from core import workers
+
+    todo = [(j, j.members) for j in sweep.plan(["standard", "identity"], ["reverse"], 1, TINY_TRAIN, TINY_MODEL)]
+    out = workers.run_parallel(tmp_path, todo, "cpu", "pytest", 2, train=_dies_on_identity)
+    assert {"failed": ["reverse/identity"]} in out
+    assert sum(o.get("trained", 0) for o in out) == 1 and len(st.load_runs(tmp_path)) == 1
+
+
 def test_workers_take_the_longest_jobs_first():
     jobs = sweep.plan(["identity", "standard", "stacked"], ["histogram", "associative_recall"], 3, TINY_TRAIN)
     order = sorted(jobs, key=lambda j: sweep.cost(j, 3), reverse=True)
