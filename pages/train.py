@@ -55,8 +55,9 @@ def progress():
 
 
 running = jobs.current() is not None and jobs.current().state == "running"
-with st.container(border=True):
-    name = st.text_input("Store name", "my-sweep", key="tr_store", help=f"{stores.NAME_RULE}; created under the stores directory")
+with st.form("sweep"):
+    rule = f"{stores.NAME_RULE}; created under the stores directory"
+    name = st.text_input("Store name", "my-sweep", key="tr_store", help=rule)
     c = st.columns(2)
     attentions = c[0].multiselect("Parameterizations", list(ATTENTION), ["standard", "stacked"], key="tr_attn")
     tasks = c[1].multiselect("Tasks", list(TASKS), ["reverse"], key="tr_tasks")
@@ -67,7 +68,7 @@ with st.container(border=True):
     n_layers = c[3].number_input("Layers", 1, LIMITS["n_layers"], 2, key="tr_layers")
     d_model = c[4].selectbox("d_model", [16, 32, 64, 128], index=2, key="tr_d_model")
     n_heads = c[5].selectbox("n_heads", [1, 2, 4, 8], index=2, key="tr_heads")
-    submitted = st.button("Start sweep", type="primary", disabled=running, key="tr_start")
+    submitted = st.form_submit_button("Start sweep", type="primary", disabled=running, key="tr_start")
 
 if submitted:
     try:
