@@ -15,6 +15,7 @@ import torch
 from . import analysis
 from . import store as st
 from .config import ModelConfig
+from .flags import store_dir
 from .train import init_model
 
 SAMPLES = 8  # fresh initialisations per parameterization and size for the random baseline
@@ -58,8 +59,6 @@ def cmd_baselines(args, parser):
 
 
 def add_baselines(sub):
-    from .cli import store_dir
-
     p = sub.add_parser("baselines", help="step-0 and random-init similarity baselines for the Similarity page")
     p.add_argument("--store", type=store_dir, default="store", help="store directory (default store/)")
     p.set_defaults(func=cmd_baselines)

@@ -1,7 +1,7 @@
 """`python -m core bench`: everything compared is measured side by side in one run, so ratios hold.
 
 1. attention: forward+backward of one layer per parameterization, nn.MultiheadAttention and bare SDPA.
-2. training: the ensemble engine against the plain per-run loop on the same small sweep.
+2. training: seeds x lrs ensembles, seed-only ensembles and the plain per-run loop on one lr x seed grid.
 3. utilisation: achieved FLOP/s of training steps against this machine's measured matmul peak.
 """
 
@@ -21,11 +21,10 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from . import attention, sweep
 from . import store as st
-from .config import TrainConfig
+from .config import LR_GRID, TrainConfig
 from .flops import matmul_peak, run_flops
 from .profile import ablate_step, profile_training
 from .reference import train_plain
-from .tasks import TASKS
 from .train import default_device
 from .workers import default_workers, keep_freed_memory, threads_per_worker
 
@@ -163,83 +162,83 @@ def num_threads(n: int):
 
 
 def _stored_eval_losses(store) -> dict:
+    """{(task, attention, lr, seed): {step: test loss}} of every run in a store."""
     runs = st.load_runs(store).set_index("run_id")
-    ev = st.load_metrics(store).query("metric == 'eval_loss'")
-    return {
-        (runs.task[r], runs.attention[r], runs.seed[r]): dict(zip(g.step, g.value)) for r, g in ev.groupby("run_id")
-    }
+    ev = st.load_metrics(store).query("metric == 'test_loss'")
+    return {(runs.task[r], runs.attention[r], runs.lr[r], runs.seed[r]): dict(zip(g.step, g.value))
+            for r, g in ev.groupby("run_id")}  # fmt: skip
+
+
+def per_lr(jobs: list) -> list:
+    """The same grid as one job per (configuration, lr): the seed-only ensembles a sweep used to train."""
+    return [replace(j, train=j.train_at(lr), lrs=(lr,)) for j in jobs for lr in (j.lrs or (j.train.lr,))]
 
 
 def training_bench(
-    attentions, tasks, seeds: int, train: TrainConfig, device, workers: int, rounds: int = 3, log=print
+    attentions, tasks, seeds: int, lrs, train: TrainConfig, device, workers: int, rounds: int = 3, log=print
 ) -> pd.DataFrame:
-    """One small sweep (attentions x tasks x seeds) several ways, timed wall-clock in one run: the plain
-    per-run loop, the ensemble engine in this process (on a CPU also on one thread: one worker's share,
-    without a neighbour), and the engine's sweep on `workers` processes (their start-up included).
+    """One lr x seed grid (attentions x tasks x lrs x seeds) three ways, timed wall-clock in one run: the plain
+    per-run loop, seed-only ensembles (one job per lr, as sweeps trained before), and seeds x lrs ensembles
+    (one job per configuration, what `python -m core sweep --lr` trains), both on the sweep's `workers`
+    processes (their start-up included).
 
-    The plain loop and the sweep's own engine (the last) run `rounds` times, alternating which goes first,
-    and `speedup` is the median of their per-round ratios: within a round both sides see the same machine
-    (which moved single runs of the two-thread plain loop by up to 17%; between runs it still moves the
-    median). The other engines run once, in the first round, and are compared with every round of the plain
-    loop. Every run's eval losses are compared with the plain loop's first round at every evaluation (the
-    plain loop's later rounds too: it is deterministic); utilisation is against the matmul peak at the
+    Every engine runs `rounds` times, the order rotating from round to round, and `speedup` is the median of
+    the per-round ratios to the plain loop of the same round: within a round every engine sees the same
+    machine (between runs the shared machine still moves the median). Every run's test losses are compared
+    with the plain loop's first round at every evaluation; utilisation is against the matmul peak at the
     threads an engine uses in all, measured around each run."""
-    jobs = sweep.plan(attentions, tasks, seeds, train)
-    n_runs = sum(len(j.seeds) for j in jobs)
-    flops = sum(run_flops(j) * len(j.seeds) for j in jobs)
+    jobs = sweep.plan(attentions, tasks, seeds, train, lrs=lrs)
+    n_runs = sum(len(j.members) for j in jobs)
+    flops = sum(run_flops(j) * len(j.members) for j in jobs)
     threads = torch.get_num_threads()
-    engines = {"plain loop": (1, threads), "ensemble": (1, threads)}  # label: (processes, threads each)
-    if torch.device(device).type == "cpu" and threads > 1:
-        engines["ensemble on one thread"] = (1, 1)
-    if workers > 1:
-        engines[f"ensemble on {workers} workers"] = (workers, threads_per_worker(workers))
-    headline = list(engines)[-1]  # what `python -m core sweep` runs here
-    once = [label for label in engines if label not in ("plain loop", headline)]
+    pool = (workers, threads_per_worker(workers)) if workers > 1 else (1, threads)
+    engines = {"plain loop": (1, threads), "seed ensembles, one per lr": pool, "seeds x lrs ensembles": pool}
+    grids = {"seed ensembles, one per lr": per_lr(jobs), "seeds x lrs ensembles": jobs}
     train_plain(jobs[0].model, jobs[0].task, replace(train, steps=3), 0, device)  # one-time set-up, untimed
     sweep.warm_up(jobs[0], device)
     secs, losses, peaks = ({label: [] for label in engines} for _ in range(3))
 
-    def plain_loop() -> tuple[float, dict]:  # seconds, {(task, attention, seed): {step: eval loss}}
+    def plain_loop() -> tuple[float, dict]:
         t0 = time.perf_counter()
-        out = {(j.task.name, j.model.attention, s): train_plain(j.model, j.task, train, s, device)[1]
-               for j in jobs for s in j.seeds}  # fmt: skip
+        out = {(j.task.name, j.model.attention, lr, s): train_plain(j.model, j.task, j.train_at(lr), s, device)[1]
+               for j in jobs for lr, s in j.members}  # fmt: skip
         return time.perf_counter() - t0, {k: dict(evals) for k, evals in out.items()}
 
-    def engine(n: int, t: int) -> tuple[float, dict]:  # timed: the sweep; not: reading its losses back
+    def engine(label: str) -> tuple[float, dict]:  # timed: the sweep; not: reading its losses back
+        n, t = engines[label]
         with tempfile.TemporaryDirectory() as tmp, num_threads(t if n == 1 else threads):  # a pool sets its own
             t0 = time.perf_counter()
-            sweep.run(Path(tmp), jobs, device, workers=n)
+            sweep.run(Path(tmp), grids[label], device, workers=n)
             return time.perf_counter() - t0, _stored_eval_losses(Path(tmp))
 
-    def run(label: str, r: int):  # the peak is measured just before and after: both see the machine as the run did
-        n, t = engines[label]
-        before = matmul_peak(device=device, threads=n * t)
-        seconds, evals = plain_loop() if label == "plain loop" else engine(n, t)
-        secs[label].append(seconds)
-        losses[label].append(evals)
-        peaks[label].append((before + matmul_peak(device=device, threads=n * t)) / 2)
-        log(f"training, round {r + 1}/{rounds}, {label}: {60 * n_runs / seconds:.1f} runs/min")
-
+    labels = list(engines)
     for r in range(rounds):
-        for label in ["plain loop", headline][:: 1 if r % 2 == 0 else -1] + (once if r == 0 else []):
-            run(label, r)
+        for label in labels[r % 3 :] + labels[: r % 3]:
+            n, t = engines[label]
+            before = matmul_peak(device=device, threads=n * t)
+            seconds, evals = plain_loop() if label == "plain loop" else engine(label)
+            secs[label].append(seconds)
+            losses[label].append(evals)
+            peaks[label].append((before + matmul_peak(device=device, threads=n * t)) / 2)
+            log(f"training, round {r + 1}/{rounds}, {label}: {60 * n_runs / seconds:.1f} runs/min")
     plain, ref = secs["plain loop"], losses["plain loop"][0]
     rows = []
     for label, (n, t) in engines.items():
         s, peak = secs[label], sum(peaks[label]) / len(peaks[label])
-        ratio = [p / (s[i] if len(s) == len(plain) else s[0]) for i, p in enumerate(plain)]  # paired, or vs each
+        ratio = [p / x for p, x in zip(plain, s)]
         sec = median(s)
         rows.append({
             "kind": "training", "engine": label, "workers": n, "threads": t, "tasks": len(tasks),
-            "attentions": len(attentions), "jobs": len(jobs), "runs": n_runs, "steps": train.steps,
-            "eval_every": train.eval_every, "rounds": len(s), "seconds": sec, "runs_per_min": 60 * n_runs / sec,
-            "speedup": median(ratio), "speedup_min": min(ratio), "speedup_max": max(ratio),
+            "attentions": len(attentions), "lrs": len(lrs), "seeds": seeds, "jobs": len(grids.get(label, jobs)),
+            "runs": n_runs, "steps": train.steps, "eval_every": train.eval_every, "rounds": len(s), "seconds": sec,
+            "runs_per_min": 60 * n_runs / sec, "speedup": median(ratio), "speedup_min": min(ratio),
+            "speedup_max": max(ratio),
             "max_loss_diff": max(abs(got[k][i] - v) for got in losses[label] for k in ref for i, v in ref[k].items()),
             "gflops": flops / sec / 1e9, "peak_gflops": peak / 1e9, "utilisation": flops / sec / peak,
         })  # fmt: skip
         row = rows[-1]
         log(f"training, {label}: {row['runs_per_min']:.1f} runs/min, {row['speedup']:.2f}x the plain loop "
-            f"({row['speedup_min']:.2f}-{row['speedup_max']:.2f} against its {len(plain)} rounds)")  # fmt: skip
+            f"({row['speedup_min']:.2f}-{row['speedup_max']:.2f} over {len(plain)} rounds)")  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -248,6 +247,7 @@ def add_bench(sub):
     p.add_argument("--store", default="store", help="store directory for the results (default store/)")
     p.add_argument("--quick", action="store_true", help="a tiny grid (seconds): for tests and a smoke check")
     p.add_argument("--skip-training", action="store_true", help="only the attention micro-benchmark")
+    p.add_argument("--skip-attention", action="store_true", help="only the training engines (keeps a stored table)")
     p.add_argument("--profile", action="store_true", help="also print where a training step's time goes")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     p.add_argument("--workers", type=int, default=None, help="the sweep's worker processes (default: as sweep)")
@@ -267,22 +267,25 @@ def cmd_bench(args, parser):
     grid, rounds = (QUICK_GRID, 2) if args.quick else (FULL_GRID, 15)
     meta = {"device": str(device), "threads": torch.get_num_threads(), "quick": args.quick}
     workers = args.workers or default_workers(device)
-    att = attention_bench(grid, device, rounds)
-    st.write_named(args.store, "bench", "attention", att, meta)
-    g = att[att.attention != REFERENCE].groupby("attention", sort=False)
-    table = pd.DataFrame({"median": g.ratio.median(), "worst": g.ratio.max(), "flops_vs_standard": g.gflop.sum()
-                          / att[att.attention == "standard"].gflop.sum(), "time_per_flop_vs_standard":
-                          g.ms_per_gflop_vs_standard.median()})  # fmt: skip
-    print("forward+backward time relative to nn.MultiheadAttention (median and worst over the grid),")
-    print("FLOPs relative to standard, and time per FLOP relative to standard (median):")
-    print(table.round(2).to_string())
+    if not args.skip_attention:
+        att = attention_bench(grid, device, rounds)
+        st.write_named(args.store, "bench", "attention", att, meta)
+        g = att[att.attention != REFERENCE].groupby("attention", sort=False)
+        table = pd.DataFrame({"median": g.ratio.median(), "worst": g.ratio.max(), "flops_vs_standard": g.gflop.sum()
+                              / att[att.attention == "standard"].gflop.sum(), "time_per_flop_vs_standard":
+                              g.ms_per_gflop_vs_standard.median()})  # fmt: skip
+        print("forward+backward time relative to nn.MultiheadAttention (median and worst over the grid),")
+        print("FLOPs relative to standard, and time per FLOP relative to standard (median):")
+        print(table.round(2).to_string())
     if not args.skip_training:
-        # the default sweep's grid (every parameterization x task x 3 seeds), configurations and evaluation
-        # cadence, with an eighth of its steps
-        train = TrainConfig(steps=20, eval_every=10) if args.quick else TrainConfig(steps=100)
-        names, tasks = (["standard", "identity"], ["reverse"]) if args.quick else (list(attention.ATTENTION), [*TASKS])
+        # a slice of the bundled sweep's lr x seed grid: its configurations, lrs and evaluation cadence, on the
+        # longest and a short task, four parameterizations, two seeds and an eighth of its steps
+        train = TrainConfig(steps=20, eval_every=10) if args.quick else TrainConfig(steps=100, eval_every=50)
+        names = ["standard", "identity"] if args.quick else ["standard", "stacked", "bilinear", "mqa"]
+        tasks = ["reverse"] if args.quick else ["associative_recall", "reverse"]
+        lrs = LR_GRID[:2] if args.quick else LR_GRID
         train_rounds = args.training_rounds or (2 if args.quick else 3)
-        tr = training_bench(names, tasks, 3, train, device, workers, train_rounds)
+        tr = training_bench(names, tasks, 2, lrs, train, device, workers, train_rounds)
         st.write_named(args.store, "bench", "training", tr, meta)
         cols = ["engine", "rounds", "runs_per_min", "speedup", "speedup_min", "speedup_max", "max_loss_diff",
                 "utilisation"]  # fmt: skip

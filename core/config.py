@@ -10,6 +10,8 @@ import json
 import math
 from dataclasses import dataclass
 
+from .tasks import EVAL_SIZE, TEST_SEED, VAL_SEED, get_task
+
 # Upper bounds far beyond anything this lab trains, so a typo is one clear error, not an overflow.
 MOST = {"steps": 10**7, "batch_size": 65536, "eval_every": 10**7, "eval_size": 65536, "n_symbols": 4096,
         "length": 1024, "n_layers": 256, "vocab_size": 10**6, "max_len": 65536, "d_mlp": 65536}  # fmt: skip
@@ -85,13 +87,11 @@ class TaskConfig(_Config):
     length: int | None = None  # None: the task's default (items per sequence, or key-value pairs)
     # two fixed held-out sets of eval_size examples each (2048-2816 answer positions per task), disjoint
     # from each other and from training: validation picks (best lr, time to solve), test is reported
-    eval_size: int = 256
-    val_seed: int = 12345
-    test_seed: int = 54321
+    eval_size: int = EVAL_SIZE
+    val_seed: int = VAL_SEED
+    test_seed: int = TEST_SEED
 
     def __post_init__(self):
-        from .tasks import get_task
-
         cls = get_task(self.name)
         self._set("n_symbols", cls.n_symbols if self.n_symbols is None else self.n_symbols)
         self._set("length", cls.length if self.length is None else self.length)

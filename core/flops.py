@@ -68,8 +68,8 @@ def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple
     `runs()`, called afterwards, gives the store's runs table: from the time each ensemble spent in its
     training steps (`step_seconds`, on its `threads`), the training steps' own utilisation of the
     per-thread peak, evaluations, start-up and waiting excluded.
-    Returns run()'s counts and a one-row table (None when nothing trained). The FLOPs assume every
-    job ran all its steps: an ensemble stops early only once all its members have diverged."""
+    Returns run()'s counts and a one-row table (None when nothing trained). The training FLOPs count the
+    steps each ensemble really took (one stops early once all its members have diverged)."""
     before = matmul_peak(device=device, threads=threads)
     t0 = time.perf_counter()
     counts = run()
@@ -78,25 +78,36 @@ def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple
         return counts, None
     peak = (before + matmul_peak(device=device, threads=threads)) / 2
     trained = {job: n for job, n in missing.items() if n}
-    parts = {job: job_flops(job) for job in trained}  # (steps, evaluations) of one run
-    flop = sum(sum(parts[job]) * n for job, n in trained.items())
+    parts = {job: job_flops(job) for job in trained}  # (steps, evaluations) of one run, had it run every step
+    done = _steps_done(runs(), trained) if runs is not None else dict.fromkeys(trained, 1.0)
+    flop = sum((parts[job][0] * done[job] + parts[job][1]) * n for job, n in trained.items())
     row = {"kind": "sweep", "jobs": len(trained), "runs": counts["trained"], "steps": next(iter(trained)).train.steps,
            "threads": threads, "seconds": seconds, "runs_per_min": 60 * counts["trained"] / seconds,
            "gflop": flop / 1e9, "gflops": flop / seconds / 1e9, "peak_gflops": peak / 1e9,
            "utilisation": flop / seconds / peak}  # fmt: skip
     if runs is not None:
-        step_flop = {job: parts[job][0] * n for job, n in trained.items()}
+        step_flop = {job: parts[job][0] * done[job] * n for job, n in trained.items()}
         row["step_utilisation"] = _step_utilisation(runs(), step_flop, peak / threads)
     return counts, pd.DataFrame([row])
+
+
+def _ensemble(runs: pd.DataFrame, job):
+    """The newest ensemble that trained this job's members (they share its timings)."""
+    by_id = runs.set_index("run_id")
+    ids = [rid for rid in job.run_ids().values() if rid in by_id.index]
+    return by_id.loc[ids].sort_values("date").iloc[-1]
+
+
+def _steps_done(runs: pd.DataFrame, trained: dict) -> dict:
+    """Per job, the share of its steps the ensemble really took: one whose members all diverged stops early."""
+    return {job: min(1.0, _ensemble(runs, job).steps_done / job.train.steps) for job in trained}
 
 
 def _step_utilisation(runs: pd.DataFrame, step_flop: dict, peak_per_thread: float) -> float:
     """Training steps' FLOPs ({job: FLOPs of its trained runs' steps}) over the thread-seconds they took,
     as a fraction of one thread's share of the peak."""
-    by_id = runs.set_index("run_id")
     thread_seconds = 0.0
     for job in step_flop:
-        ids = [rid for rid in job.run_ids().values() if rid in by_id.index]
-        ensemble = by_id.loc[ids].sort_values("date").iloc[-1]  # the newest: this sweep's; its members share it
+        ensemble = _ensemble(runs, job)
         thread_seconds += ensemble.step_seconds * ensemble.threads
     return sum(step_flop.values()) / thread_seconds / peak_per_thread

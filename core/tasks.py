@@ -10,9 +10,12 @@ held-out sequence (`sample_train` redraws any that collide), so neither set is e
 The task takes its config (core.config.TaskConfig) duck-typed: data flows config -> tasks, one way.
 """
 
+from types import SimpleNamespace
+
 import torch
 
 SPLITS = ("val", "test")
+EVAL_SIZE, VAL_SEED, TEST_SEED = 256, 12345, 54321  # TaskConfig's defaults for the held-out sets
 
 
 class Task:
@@ -229,9 +232,10 @@ def chance_levels(name: str, cfg=None) -> dict[str, float]:
       the input holds no candidate (histogram's counts never appear in it);
     - unqueried (associative_recall): uniform among the values of the pairs not yet queried, the
       elimination plateau a model can reach without recall."""
-    from .config import TaskConfig  # only here: tasks never import config at module level
-
-    task = make_task(cfg or TaskConfig(name))
+    cls = get_task(name)
+    default = SimpleNamespace(name=name, n_symbols=cls.n_symbols, length=cls.length, eval_size=EVAL_SIZE,
+                              val_seed=VAL_SEED, test_seed=TEST_SEED)  # fmt: skip
+    task = make_task(cfg or default)
     x, y, m = task.eval_set("test")
     n_alpha = len(task.answers())
     hits, guesses = [], []

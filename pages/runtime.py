@@ -33,7 +33,7 @@ st.caption(
 bench = ui.named("bench")
 sw = bench[bench.kind == "sweep"] if "kind" in bench else bench.iloc[0:0]
 if not sw.empty:
-    st.subheader("The sweep that made these runs")
+    st.subheader("The sweeps that made these runs")
     cols = ["jobs", "runs", "steps", "threads", "seconds", "runs_per_min", "gflops", "peak_gflops", "utilisation",
             "step_utilisation"]  # fmt: skip
     sw = sw[[c for c in cols if c in sw]].astype({"jobs": int, "runs": int, "steps": int, "threads": int})
@@ -98,7 +98,8 @@ tr = bench[bench.kind == "training"] if "kind" in bench else bench.iloc[0:0]
 if tr.empty:
     st.info("No training benchmark in this store (`python -m core bench` without `--skip-training` makes one).")
 else:
-    cols = ["engine", "workers", "threads", "runs", "steps", "eval_every", "rounds", "seconds", "runs_per_min",
+    cols = ["engine", "workers", "threads", "jobs", "runs", "lrs", "seeds", "steps", "eval_every", "rounds", "seconds",
+            "runs_per_min",
             "speedup", "speedup_min", "speedup_max", "max_loss_diff", "gflops", "peak_gflops",
             "utilisation"]  # fmt: skip
     if "engine" not in tr:  # a bench stored before engines were compared side by side
@@ -117,14 +118,13 @@ else:
     )
     ui.download(tr, "bench-training")
     st.caption(
-        "One small sweep (the default sweep's grid, every parameterization × task × 3 seeds, with its configs and "
-        "eval cadence and fewer steps) trained several ways in one run: the plain per-run loop (torch.optim.AdamW), "
-        "the vectorized ensemble in one process (with all threads, then with one: a worker's share without a "
-        "neighbour), and the ensemble on worker processes (one core each, start-up included). The plain loop and "
-        "the sweep's engine (the last row) are timed in paired rounds, alternating which goes first; `speedup` is "
-        "the median of the per-round ratios and `speedup_min`–`speedup_max` their range (an engine timed once is "
-        "compared with every round of the plain loop); `seconds` and `runs_per_min` are medians. max_loss_diff: "
-        "the largest eval-loss gap to the plain loop. utilisation: FLOP/s (training and eval, counted by "
-        "FlopCounterMode) over a float32 matmul peak measured in the same run at the threads the engine uses "
-        "in all (workers × threads)."
+        "One lr × seed grid (a slice of the bundled sweep's: its configs, lr grid and eval cadence, with fewer "
+        "parameterizations, tasks, seeds and steps) trained three ways in one run: the plain per-run loop "
+        "(torch.optim.AdamW), seed-only ensembles (one job per lr, as sweeps trained before the lr grid), and "
+        "seeds × lrs ensembles (one job per configuration, what `python -m core sweep --lr` trains), both on the "
+        "sweep's worker processes (start-up included). Every engine runs in every round, the order rotating; "
+        "`speedup` is the median of the per-round ratios to that round's plain loop and `speedup_min`–"
+        "`speedup_max` their range; `seconds` and `runs_per_min` are medians. max_loss_diff: the largest "
+        "test-loss gap to the plain loop. utilisation: FLOP/s (training and eval, counted by FlopCounterMode) "
+        "over a float32 matmul peak measured in the same run at the threads the engine uses in all."
     )

@@ -17,7 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 # A sub-page first: a link opened on a freshly started server must get the router and sidebar too.
-PAGES = ["loss_curves", "", "parameters", "runtime", "similarity", "attention_maps", "in_practice", "train"]
+PAGES = ["loss_curves", "", "learning_rate", "parameters", "runtime", "similarity", "attention_maps", "in_practice",
+         "train"]  # fmt: skip
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]  # fmt: skip
 
@@ -39,12 +40,19 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server():
+def stores(tmp_path_factory):
+    return tmp_path_factory.mktemp("stores")
+
+
+@pytest.fixture(scope="module")
+def server(stores):
     chromium_or_skip()
     port = free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "ATTENTION_LAB_STORES": str(stores)}
+    env.pop("ATTENTION_LAB_READONLY", None)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:
@@ -76,7 +84,7 @@ def test_every_page_renders_in_a_real_browser(server, tmp_path):
             page.wait_for_timeout(500)
             # the status widget (running man, "Stop") exists only while the script runs
             page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=120_000)
-            if path in ("loss_curves", "similarity", "parameters", "attention_maps"):
+            if path in ("loss_curves", "learning_rate", "similarity", "parameters", "attention_maps"):
                 page.wait_for_selector(".js-plotly-plot", timeout=90_000)
             page.wait_for_timeout(1500)  # let plotly finish drawing before the screenshot
             page.screenshot(path=str(shots / f"{path or 'overview'}.png"))
@@ -85,3 +93,21 @@ def test_every_page_renders_in_a_real_browser(server, tmp_path):
             errors = page.locator("[data-testid='stException']")
             assert errors.count() == 0, f"{path or 'overview'}: {errors.first.inner_text()[:500]}"
         browser.close()
+
+
+def test_start_on_the_train_page_trains_into_a_named_store(server, stores):
+    """The real click path (AppTest cannot deliver this click through the router): Start on a served page."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        page.goto(f"{server}/train", wait_until="networkidle")
+        page.wait_for_selector("h1", timeout=90_000)
+        box = page.get_by_label("Store name")
+        box.fill("browser-run")
+        page.get_by_label("Steps").fill("20")
+        page.get_by_role("button", name="Start sweep").click()
+        page.wait_for_selector("text=Sweep finished", timeout=180_000)
+        browser.close()
+    assert len(list((stores / "browser-run" / "runs").glob("*.parquet"))) == 4  # standard, stacked x 2 seeds

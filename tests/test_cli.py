@@ -215,3 +215,12 @@ def test_kill_mid_sweep_then_rerun_stores_every_run_exactly_once(tmp_path):
     assert len(runs) == 16 and runs.run_id.is_unique
     assert {p.stem for p in (tmp_path / "weights").glob("*.safetensors")} == set(runs.run_id)
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_a_sweep_whose_runs_all_diverge_reports_the_steps_it_took(tmp_path, capsys):
+    sweep(tmp_path, "--attention", "standard", "--task", "reverse", "--seeds", "2", "--lr", "1e4", "--workers", "1")
+    assert "(2 diverged)" in capsys.readouterr().out
+    runs = st.load_runs(tmp_path)
+    assert (runs.status == "diverged").all() and (runs.steps_done < 20).all()
+    rec = st.load_named(tmp_path, "bench").iloc[0]
+    assert 0 < rec.step_utilisation < 1 and 0 < rec.utilisation < 1  # the FLOPs of the steps really taken

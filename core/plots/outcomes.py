@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import REFERENCE_COLOR, _grid, _rgba, color, ordered
+from .style import REFERENCE_COLOR, _grid, _rgba, color, ordered
 
 _DASH = {"uniform": "dot", "in_context": "dash", "unqueried": "dashdot"}
 

@@ -1,0 +1,83 @@
+"""Command-line flag types: every bad value is one line that names the flag and what it allows (exit 2)."""
+
+import argparse
+import math
+import os
+import re
+from pathlib import Path
+
+from .config import LR_GRID
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, not argparse's usage block
+        self.exit(2, f"error: {message}\n")
+
+
+def names(flag: str, allowed: dict):
+    def parse(text: str) -> list[str]:
+        items = list(allowed) if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
+        bad = [t for t in items if t not in allowed]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(
+                f"unknown {', '.join(bad) or repr(text)}; allowed: all, {', '.join(allowed)}"
+            )
+        return items
+
+    parse.__name__ = flag  # argparse names the flag in its message
+    return parse
+
+
+def lr_list(text: str) -> list[float]:
+    """`--lr 3e-4,1e-3` or `--lr grid` (LR_GRID); every value finite and positive."""
+    if text.strip() == "grid":
+        return list(LR_GRID)
+    try:
+        values = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        values = []
+    if not values or not all(0 < v < math.inf for v in values):
+        raise argparse.ArgumentTypeError(
+            f"must be 'grid' ({','.join(f'{v:g}' for v in LR_GRID)}) or a comma list of finite positive numbers, "
+            f"got {text!r}"
+        )
+    return values
+
+
+lr_list.__name__ = "lr"
+
+
+def bounded_int(flag: str, most: int, least: int = 1):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not least <= value <= most:
+            raise argparse.ArgumentTypeError(f"must be an integer from {least} to {most}, got {text!r}")
+        return value
+
+    parse.__name__ = flag
+    return parse
+
+
+def store_dir(text: str) -> str:
+    """A directory to write into: not empty, not an existing file, and creatable (checked before training)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a directory, got ''")
+    path = Path(text)
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if existing.exists() and not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory ({existing} is a file)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"cannot create or write {text!r} (no write permission on {existing})")
+    return text
+
+
+store_dir.__name__ = "store"
+
+
+def flag_error(parser: Parser, err: ValueError):
+    """Config errors say 'd_model: ...'; the user typed --d-model."""
+    msg = re.sub(r"^(\w+):", lambda m: f"--{m.group(1).replace('_', '-')}:", str(err))
+    parser.error(msg)
