@@ -12,37 +12,45 @@ ui.require_router()
 st.title("Why does attention use the projections it does?")
 st.markdown(
     "Tiny transformers, identical except for how attention is parameterized, trained on synthetic tasks "
-    "with several seeds each. Every number below is read from the store the sidebar points at."
+    "with several seeds at each of several learning rates. Every parameterization is compared at its own best "
+    "learning rate, chosen on a validation set; every number is reported on a separate test set and read from "
+    "the store the sidebar names."
 )
 
 st.subheader("The questions")
+BEST = {"lr": ui.BEST}  # every answer at each parameterization's own best learning rate
 QUESTIONS = [
     (
         "Is a second per-head projection after a shared one, q_i = x W^Q W_i^Q, redundant? (seeds 000, 003)",
         "pages/parameters.py",
-        "the fold check",
+        "the fold and the step size",
+        {},
     ),
     (
         "Why keep W_i^Q and W_i^K separate instead of one D×D matrix W_i = W_i^Q W_i^Kᵀ? (seed 001)",
         "pages/loss_curves.py",
         "bilinear vs standard",
+        {"attn": "standard,bilinear"},
     ),
     (
         "Why not one matrix W = W^Q = W^K = W^V, and how similar are the three after training? (seed 002)",
         "pages/similarity.py",
         "learned-matrix similarity",
+        {"attn": "standard,tied_qk,tied_qkv", "sim_metric": "cos_QK"},
     ),
     (
         "What does multi-head attention add over plain self-attention with Q = K = V = X? (seed 004)",
         "pages/loss_curves.py",
         "identity vs standard",
+        {"attn": "standard,identity", "metric": "test_acc"},
     ),
-    ("What do the alternatives cost in time?", "pages/runtime.py", "runtime"),
+    ("Is each comparison at a fair learning rate?", "pages/learning_rate.py", "the lr sweep", {}),
+    ("What do the alternatives cost in time?", "pages/runtime.py", "runtime", {}),
 ]
-for question, page, what in QUESTIONS:
+for question, page, what, params in QUESTIONS:
     cols = st.columns([5, 2])
     cols[0].markdown(f"- {question}")
-    cols[1].page_link(page, label=f"→ {what}")
+    cols[1].page_link(page, label=f"→ {what}", query_params={**BEST, **params})
 
 with st.expander("The tasks (synthetic; two fixed held-out sets of 256 examples: validation and test)"):
     for name, task in TASKS.items():

@@ -243,3 +243,21 @@ def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_roo
     st.write_table(path, old, st.read_meta(path))
     tr = _training_table(open_page("runtime", store="old"))
     assert "rounds" not in tr and len(tr) == len(old)
+
+
+@pytest.mark.parametrize("page", ["similarity", "attention_maps"])
+def test_a_run_whose_weights_are_missing_or_broken_is_skipped_with_a_warning(page, stores_root):
+    from core import findings
+    from core import store as st
+
+    store = stores_root / "damaged"
+    for sub in ("runs", "weights"):
+        shutil.copytree(ROOT / "data" / sub, store / sub)
+    best = findings.at_best_lr(st.load_runs(store))
+    gone, broken = best[best.attention == "standard"].run_id.iloc[:2]
+    st.weights_path(store, gone).unlink()
+    st.weights_path(store, broken).write_bytes(b"not safetensors")
+    at = open_page(page, store="damaged", attn="standard,stacked")
+    warning = " ".join(w.value for w in at.get("warning"))
+    assert f"weights/{gone}.safetensors" in warning and f"weights/{broken}.safetensors" in warning
+    assert len(at.get("plotly_chart")) >= 1

@@ -87,3 +87,14 @@ def update_sizes(df: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(title_text="‖ΔW‖ / ‖W‖ per step", col=1)
     fig.update_xaxes(title_text="step")
     return fig
+
+
+def with_levels(fig: go.Figure, tasks: list[str], levels: dict, cols: int = 3) -> go.Figure:
+    """Dashed reference lines ({task: {name: value}}) on each task's panel of a small-multiples figure."""
+    cols = max(1, min(cols, len(tasks)))
+    for i, task in enumerate(tasks):
+        row, col = i // cols + 1, i % cols + 1
+        for label, value in levels.get(task, {}).items():
+            line = dict(color=REFERENCE_COLOR, dash=_DASH.get(label, "dot"), width=1)
+            fig.add_hline(y=value, line=line, annotation_text=label, annotation_font_size=9, row=row, col=col)
+    return fig
