@@ -126,14 +126,16 @@ def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def accuracy_table(runs: pd.DataFrame, markdown: bool = False) -> str:
-    """Final test accuracy at each cell's best lr (chosen on validation): solved k/n, mean ± std over
-    seeds, and the lr; tasks as rows, parameterizations as columns."""
+    """Final test accuracy at each cell's best lr (chosen on validation): solved k/n with its Wilson 95%
+    interval, mean ± std over seeds, and the lr; tasks as rows, parameterizations as columns."""
     from .findings import at_best_lr
 
     table = summary_table(at_best_lr(runs))
     table["cell"] = [
-        f"{k}/{n} · {m:.3f} ± {0.0 if pd.isna(s) else s:.3f} · lr {lr:g}"
-        for k, n, m, s, lr in zip(table.solved, table.seeds, table.test_acc, table.test_acc_std, table.lr)
+        f"{k}/{n} [{lo:.2f}, {hi:.2f}] · {m:.3f} ± {0.0 if pd.isna(s) else s:.3f} · lr {lr:g}"
+        for k, n, lo, hi, m, s, lr in zip(
+            table.solved, table.seeds, table.solved_lo, table.solved_hi, table.test_acc, table.test_acc_std, table.lr
+        )
     ]
     wide = table.pivot(index="task", columns="attention", values="cell")
     wide = wide.loc[list(dict.fromkeys(table.task)), list(dict.fromkeys(table.attention))]
