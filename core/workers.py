@@ -7,9 +7,10 @@ figures). On CUDA one process drives the GPU, so there the sweep stays in-proces
 
 Each worker writes its own runs (atomically, as the in-process sweep does) and streams step counts
 back for the progress bar. A worker whose parent dies (a killed sweep) exits, so at most the runs
-in flight are lost, and a rerun resumes. A worker that dies (killed, out of memory) breaks its pool:
-the jobs it was training are retried once on a fresh pool, and given up on (reported, not stored)
-if they break it again, while every other job goes on.
+in flight are lost, and a rerun resumes. A worker that dies (killed, out of memory) breaks its pool,
+and every job in flight then is lost with it: each is retried once, alone in a pool of one, so a job
+that kills its worker again is known for certain and given up on (reported, not stored), while every
+other job goes on.
 """
 
 import ctypes
@@ -21,7 +22,6 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-RETRIES = 1  # a job in flight when its worker died is retried this many times
 _progress = None  # in a worker: the queue its step counts go to
 
 
@@ -110,17 +110,17 @@ def run_parallel(store, todo, device, command, workers: int, on_step=None, train
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    out, tries, left = [], dict.fromkeys(range(len(todo)), 0), list(range(len(todo)))
+    out, left, suspects = [], list(range(len(todo))), []
     try:
-        while left:
+        while left or suspects:
+            for i in suspects:  # in flight when a worker died: retried once, alone, so the culprit is certain
+                if _one_pool(store, todo, [i], device, command, ctx, 1, threads, progress, out, train):
+                    out.append({"failed": [_label(todo[i][0])]})
+            started.clear()
             left = _one_pool(store, todo, left, device, command, ctx, workers, threads, progress, out, train)
             time.sleep(0.2)  # let the reader see the last start events
-            for i in [i for i in left if i in started]:  # in flight when a worker died
-                tries[i] += 1
-                started.discard(i)
-                if tries[i] > RETRIES:
-                    left.remove(i)
-                    out.append({"failed": [_label(todo[i][0])]})
+            suspects = [i for i in left if i in started]
+            left = [i for i in left if i not in started]
     finally:
         stop.set()
         reader.join()
