@@ -115,6 +115,46 @@ def _rel_change(new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
     return (new - old).flatten(1).norm(dim=1) / old.flatten(1).norm(dim=1).clamp_min(1e-12)
 
 
+class _UpdateMeter:
+    """Mean relative change per step of every member's effective W_QK and W_OV, per layer, over the
+    sampled steps since the last evaluation: the mechanism behind stacked's smaller best lr."""
+
+    def __init__(self, effective: Callable[[], list], n_layers: int, n_members: int):
+        self.effective, self.shape, self.before = effective, (n_layers, 2, n_members), None
+        self.reset()
+
+    def reset(self):
+        self.total, self.n = torch.zeros(self.shape), 0  # (L, 2, E), summed over sampled steps
+
+    def before_step(self, step: int):
+        if step % UPDATE_EVERY == 0 or step == 1:
+            self.before = self.effective()
+
+    def after_step(self):
+        if self.before is None:
+            return
+        for layer, ((qk, ov), (qk0, ov0)) in enumerate(zip(self.effective(), self.before)):
+            self.total[layer, 0] += _rel_change(qk, qk0).cpu()
+            self.total[layer, 1] += _rel_change(ov, ov0).cpu()
+        self.n, self.before = self.n + 1, None
+
+    def metrics(self, step: int, i: int) -> list[tuple[int, str, float]]:
+        if not self.n:
+            return []
+        mean = self.total[..., i] / self.n  # (L, 2)
+        return [(step, f"update_{m}.{layer}", mean[layer, j].item()) for layer in range(self.shape[0])
+                for j, m in enumerate(("qk", "ov"))]  # fmt: skip
+
+
+def _stack_by_lr(models: list[nn.Module], sizes: list[int]) -> list[dict]:
+    """One (E_lr, ...) parameter dict per lr slice (consecutive models): each slice is its own param group."""
+    slices, n = [], 0
+    for size in sizes:
+        slices.append(stack_module_state(models[n : n + size])[0])
+        n += size
+    return slices
+
+
 def train_ensemble(
     model_cfg: ModelConfig,
     task_cfg: TaskConfig,
@@ -140,10 +180,7 @@ def train_ensemble(
     order = [i for idx in by_lr.values() for i in idx]  # members sorted into lr slices
     task = make_task(task_cfg)
     models = [init_model(model_cfg, seeds[i]).to(device) for i in order]
-    slices, n = [], 0
-    for idx in by_lr.values():
-        slices.append(stack_module_state(models[n : n + len(idx)])[0])  # each (E_lr, ...), leaf tensors
-        n += len(idx)
+    slices = _stack_by_lr(models, [len(idx) for idx in by_lr.values()])  # each (E_lr, ...), leaf tensors
     buffers = stack_module_state(models)[1]
     base = models[0].to("meta")
     head_view = _HeadWeights(base)
@@ -179,13 +216,11 @@ def train_ensemble(
     results = [RunResult(seed=seeds[i], lr=lrs[i], status="ok", n_ensemble=E) for i in order]
     alive = torch.ones(E, dtype=torch.bool)
     running = torch.zeros(E)  # train loss summed since the last log
-    n_layers = model_cfg.n_layers
-    moved = torch.zeros(n_layers, 2, E)  # relative update of (W_QK, W_OV) per layer, summed over sampled steps
-    n_moved, prev = 0, None
+    meter = _UpdateMeter(effective, model_cfg.n_layers, E)
     n_running, t0, seen, in_steps = 0, time.perf_counter(), 0, 0.0
 
     def evaluate(step: int):
-        nonlocal running, n_running, moved, n_moved
+        nonlocal running, n_running
         values = {}
         with torch.no_grad():
             for split, (ex, ey, em) in held_out.items():
@@ -201,18 +236,15 @@ def train_ensemble(
             if n_running:
                 r.metrics.append((step, "train_loss", (running[i] / n_running).item()))
                 r.metrics.append((step, "tokens_per_s", seen / elapsed))
-            if n_moved:
-                for layer in range(n_layers):
-                    r.metrics.append((step, f"update_qk.{layer}", (moved[layer, 0, i] / n_moved).item()))
-                    r.metrics.append((step, f"update_ov.{layer}", (moved[layer, 1, i] / n_moved).item()))
+            r.metrics += meter.metrics(step, i)
             r.final.update({k: v[i].item() for k, v in values.items()})
-        running, n_running, moved, n_moved = torch.zeros(E), 0, torch.zeros(n_layers, 2, E), 0
+        running, n_running = torch.zeros(E), 0
+        meter.reset()
 
     evaluate(0)
     for step in range(1, train_cfg.steps + 1):
         t_step = time.perf_counter()
-        if step % UPDATE_EVERY == 0 or step == 1:
-            prev = effective()  # the effective matrices before this step: its update is measured below
+        meter.before_step(step)
         batch = [task.sample_train(train_cfg.batch_size, gens[s]) for s in distinct]
         x, y, m = (torch.stack(t)[pick].to(device) for t in zip(*batch))  # (E, B, T) each
         loss = loss_fn(x, y, m)  # (E,)
@@ -224,11 +256,7 @@ def train_ensemble(
         opt.step()
         sched.step()
         seen += x.numel()
-        if prev is not None:  # the mechanism behind stacked: how far one step moves the effective matrices
-            for layer, ((qk, ov), (qk0, ov0)) in enumerate(zip(effective(), prev)):
-                moved[layer, 0] += _rel_change(qk, qk0).cpu()
-                moved[layer, 1] += _rel_change(ov, ov0).cpu()
-            n_moved, prev = n_moved + 1, None
+        meter.after_step()
         loss = loss.detach().cpu()
         newly_dead = alive & ~loss.isfinite()
         for i in newly_dead.nonzero().flatten().tolist():
