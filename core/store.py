@@ -28,6 +28,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from safetensors.numpy import load_file, save_file
 
+from .claims import alive, stale_claims
+
 # the command that made data/
 BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr grid --eval-every 50 --store data"
 META_KEY = b"attention_lab"
@@ -119,71 +121,15 @@ def _atomic(path: Path, write) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        pass
-    return True
-
-
 def remove_stale_tmp(store) -> int:
     """Delete the temporary files of writers that were killed mid-write (their pid is gone), and the
     claims of sweeps that died; a live writer's are left alone. Returns how many were removed."""
     tmps = [(p, p.name.rsplit(".", 2)[1]) for p in Path(store).glob("*/.*.tmp")]  # .<name>.<pid>.tmp
-    stale = [p for p, pid in tmps if pid.isdigit() and not _alive(int(pid))]
-    stale += [p for p in Path(store).glob("claims/*.claim") if not _alive(_claim_pid(p))]
+    stale = [p for p, pid in tmps if pid.isdigit() and not alive(int(pid))]
+    stale += stale_claims(store)
     for p in stale:
         p.unlink(missing_ok=True)
     return len(stale)
-
-
-# ---- claims: a run being trained belongs to one sweep ----------------------------------------
-def claim_path(store, run_id: str) -> Path:
-    return Path(store) / "claims" / f"{run_id}.claim"
-
-
-def _claim_pid(path: Path) -> int:
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return 0  # gone or unreadable: nobody holds it
-
-
-def claim(store, run_id: str) -> bool:
-    """Claim a run for this process: a file holding the pid, linked into place (atomic, and it fails
-    when the name exists). False when a live process holds it; a dead process's claim is taken over."""
-    path = claim_path(store, run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    tmp.write_text(str(os.getpid()))
-    try:
-        for _ in range(2):
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                pid = _claim_pid(path)
-                if pid == os.getpid() or _alive(pid):
-                    return pid == os.getpid()
-                path.unlink(missing_ok=True)  # the claimant died: its run was never finished
-                continue
-            if has_run(store, run_id):  # finished by another sweep between our look and our claim
-                release(store, run_id)
-                return False
-            return True
-        return False
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def release(store, run_id: str) -> None:
-    path = claim_path(store, run_id)
-    if _claim_pid(path) == os.getpid():
-        path.unlink(missing_ok=True)
 
 
 def write_table(path: Path, df: pd.DataFrame, meta: dict) -> None:

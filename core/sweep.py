@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from . import claims
 from . import store as st
 from .config import ModelConfig, TaskConfig, TrainConfig
 from .model import count_model_params
@@ -83,7 +84,7 @@ def run(
             ids = job.run_ids()
             missing = [m for m, rid in ids.items() if not st.has_run(store, rid)]
             counts["skipped"] += len(ids) - len(missing)
-            mine = [m for m in missing if st.claim(store, ids[m])]
+            mine = [m for m in missing if claims.claim(store, ids[m])]
             held += [ids[m] for m in mine]
             counts["claimed"] += len(missing) - len(mine)
             if on_job:
@@ -112,7 +113,7 @@ def run(
         raise SweepError(f"{_one_line(err)}; {stored} runs of this sweep are stored, rerun to resume") from None
     finally:
         for rid in held:
-            st.release(store, rid)
+            claims.release(store, rid)
     return counts
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core import claims
 from core import store as st
 from core.config import ModelConfig, TaskConfig, TrainConfig
 from core.run_job import Job, record
@@ -115,23 +116,23 @@ def test_a_killed_writers_temporary_files_are_removed_and_a_live_writers_kept(tm
 
 
 def test_a_claim_belongs_to_one_live_process_and_a_dead_ones_is_taken_over(tmp_path):
-    assert st.claim(tmp_path, "r1") and st.claim(tmp_path, "r1")  # ours, twice
+    assert claims.claim(tmp_path, "r1") and claims.claim(tmp_path, "r1")  # ours, twice
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        st.claim_path(tmp_path, "r2").write_text(str(other.pid))
-        assert not st.claim(tmp_path, "r2")  # a live process holds it
-        st.release(tmp_path, "r2")
-        assert st.claim_path(tmp_path, "r2").exists()  # release frees only our own
+        claims.claim_path(tmp_path, "r2").write_text(str(other.pid))
+        assert not claims.claim(tmp_path, "r2")  # a live process holds it
+        claims.release(tmp_path, "r2")
+        assert claims.claim_path(tmp_path, "r2").exists()  # release frees only our own
     finally:
         other.kill()
         other.wait()
-    assert st.claim(tmp_path, "r2")  # its holder died: taken over
-    st.release(tmp_path, "r1")
-    assert not st.claim_path(tmp_path, "r1").exists()
+    assert claims.claim(tmp_path, "r2")  # its holder died: taken over
+    claims.release(tmp_path, "r1")
+    assert not claims.claim_path(tmp_path, "r1").exists()
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    st.claim_path(tmp_path, "r3").write_text(str(dead.pid))
-    assert st.remove_stale_tmp(tmp_path) == 1 and not st.claim_path(tmp_path, "r3").exists()
+    claims.claim_path(tmp_path, "r3").write_text(str(dead.pid))
+    assert st.remove_stale_tmp(tmp_path) == 1 and not claims.claim_path(tmp_path, "r3").exists()
 
 
 def test_old_stores_read_with_test_metrics_as_their_eval_ones(tmp_path, trained):
