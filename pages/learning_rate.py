@@ -30,7 +30,11 @@ ui.chart(fig, data, f"lr-{metric}")
 
 grid = sorted(set(runs.lr))
 edge = best[best.lr.isin([grid[0], grid[-1]])] if len(grid) > 1 else best.iloc[0:0]
-table = best[["task", "attention", "lr", "val_loss", "n"]].rename(columns={"val_loss": "mean val loss", "n": "seeds"})
+order = {n: i for i, n in enumerate([*tasks, *plots.ORDER])}
+table = best.sort_values(["task", "attention"], key=lambda c: c.map(order))[
+    ["task", "attention", "lr", "val_loss", "n"]
+]
+table = table.rename(columns={"val_loss": "mean val loss", "n": "seeds"})
 table["at the grid's edge"] = table.lr.isin(edge.lr) & (len(grid) > 1)
 st.dataframe(
     table, hide_index=True, width="stretch", column_config={"lr": st.column_config.NumberColumn(format="%.0e")}

@@ -84,9 +84,10 @@ def test_link_restores_selection_and_page_controls():
     assert at.sidebar.selectbox(key="lr").value == "0.001"
     at.switch_page("pages/loss_curves.py").run()
     assert at.selectbox(key="metric").value == "test_acc" and at.slider(key="smooth").value == 0.5
-    assert at.query_params["lr"] == ["0.001"]  # the choice is written back: a pasted link keeps it
+    assert at.query_params["lr"] == "0.001"  # the choice is written back: a pasted link keeps it
     fig = specs(at)[0]
-    assert [a["text"] for a in fig["layout"]["annotations"]] == ["reverse", "sort"]
+    texts = [a["text"] for a in fig["layout"]["annotations"]]
+    assert texts[:2] == ["reverse", "sort"] and texts[2:] == ["in_context", "in_context"]  # chance on accuracy
     assert {t["name"] for t in fig["data"] if not t["name"].endswith("band")} == {"standard", "identity"}
 
 
