@@ -256,16 +256,23 @@ def load_runs(store) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=None if rows else RUN_COLUMNS)
 
 
-def load_metrics(store, run_ids=None) -> pd.DataFrame:
-    """Tidy rows run_id, step, metric, value (for the given runs, or all)."""
+def load_metrics(store, run_ids=None, metrics=None) -> pd.DataFrame:
+    """Tidy rows run_id, step, metric, value (for the given runs, or all; the given metrics, or all).
+    Stores made before the val/test split name their test metrics eval_*: they come back as test_*."""
     wanted = None if run_ids is None else set(run_ids)
+    names = None
+    if metrics is not None:
+        old = {o for o, new in OLD_METRICS.items() if new in metrics}
+        names = sorted(set(metrics) | old)
     frames = []
     for path in _files(store, "runs"):
         if wanted is not None and path.stem not in wanted:
             continue
         try:
             read_meta(path)
-            frames.append(pq.read_table(path, columns=["run_id", "step", "metric", "value"]).to_pandas())
+            rows = pq.read_table(path, columns=["run_id", "step", "metric", "value"],
+                                 filters=None if names is None else [("metric", "in", names)])  # fmt: skip
+            frames.append(rows.to_pandas())
         except Exception as err:  # noqa: BLE001
             warnings.warn(f"skipping {path}: not a readable attention-lab run ({err})", stacklevel=2)
     if not frames:

@@ -31,8 +31,8 @@ def _runs(store: str, fp: tuple) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False)
-def _metrics(store: str, run_ids: tuple, fp: tuple) -> pd.DataFrame:
-    return st_store.load_metrics(store, run_ids)
+def _metrics(store: str, run_ids: tuple, names: tuple | None, fp: tuple) -> pd.DataFrame:
+    return st_store.load_metrics(store, run_ids, names)
 
 
 @st.cache_data(show_spinner="Computing similarity metrics…")
@@ -70,9 +70,10 @@ def _store() -> str:
     return selection()["store"]
 
 
-def metrics(run_ids) -> pd.DataFrame:
-    """Tidy metric rows of these runs in the sidebar's store."""
-    return _metrics(_store(), tuple(sorted(run_ids)), fingerprint(_store()))
+def metrics(run_ids, names=None) -> pd.DataFrame:
+    """Tidy metric rows of these runs in the sidebar's store: only the metrics named (a page loads what it shows)."""
+    names = None if names is None else tuple(sorted(names))
+    return _metrics(_store(), tuple(sorted(run_ids)), names, fingerprint(_store()))
 
 
 def head_metrics(run_ids) -> pd.DataFrame:

@@ -45,7 +45,7 @@ if table["at the grid's edge"].any():
     st.warning(f"Best lr at the edge of the grid for {cells}: the optimum may lie outside it.")
 
 st.subheader("Time to solve against learning rate")
-tidy = ui.metrics(runs.run_id.unique())
+tidy = ui.metrics(runs.run_id.unique(), ["val_acc"])
 steps = findings.time_to_solve(tidy)
 solve = ok.assign(time_to_solve=ok.run_id.map(steps).astype(float))
 fig = plots.lr_sweep(solve.dropna(subset=["time_to_solve"]), "time_to_solve", tasks, best, y_title="steps to solve")

@@ -28,7 +28,7 @@ smoothing = ui.url_widget(c[3].slider, "EMA smoothing", "smooth", 0.0, min_value
 log_y = ui.url_widget(c[4].toggle, "log y", "logy", not metric.endswith("_acc"))
 show_runs = ui.url_widget(c[5].toggle, "each seed", "seeds", False, help="draw every seed's run too")
 
-tidy = ui.metrics(runs.run_id.unique())
+tidy = ui.metrics(runs.run_id.unique(), [metric, "wall_time"])
 m, wall = tidy[tidy.metric == metric], tidy[tidy.metric == "wall_time"]
 data = m.merge(runs[["run_id", "attention", "task", "seed"]], on="run_id")
 if x == "wall_time":

@@ -120,7 +120,9 @@ st.markdown(
 every = ui.selected_runs(finished=True, lr=ui.ALL)
 lrs = sorted(set(every.lr))
 shared = ui.url_widget(st.selectbox, "shared lr", "mech_lr", f"{lrs[len(lrs) // 2]:g}", options=[f"{v:g}" for v in lrs])
-tidy = ui.metrics(every.run_id.unique())
+tidy = ui.metrics(
+    every.run_id.unique(), [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(every.n_layers.max()))]
+)
 sizes = findings.update_sizes(tidy, every)
 if sizes.empty:
     st.info("These runs carry no update-size metrics (stores made before they were recorded).")
