@@ -1,7 +1,7 @@
 """A sweep: every (task, attention) pair trains its missing members (seeds x lrs) as one ensemble.
 
 Resume is by run id: a run already in the store is never trained or written again. A run being
-trained is claimed in the store (core.store.claim), so two sweeps on one store never train it twice.
+trained is claimed in the store (core.claims), so two sweeps on one store never train it twice.
 """
 
 import errno
@@ -15,6 +15,8 @@ from .config import ModelConfig, TaskConfig, TrainConfig
 from .model import count_model_params
 from .run_job import Job, Member, train_job, warm_up  # noqa: F401 - the sweep's interface
 from .tasks import make_task
+
+MAX_SEEDS = 1000  # seeds per configuration: far beyond any sweep here, so a typo is one clear error
 
 
 class SweepError(RuntimeError):
@@ -40,9 +42,6 @@ def plan(
             )
             jobs.append(Job(model, task_cfg, train, tuple(range(n_seeds)), lrs))
     return jobs
-
-
-MAX_SEEDS = 1000
 
 
 def cost(job: Job, n_members: int) -> int:
