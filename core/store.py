@@ -301,10 +301,13 @@ def load_head_weights(store, run_id: str) -> list[dict[str, np.ndarray]]:
 
 
 def weights_readable(store, run_id: str) -> bool:
-    """True when the run's weights file exists and its header and tensors can be read."""
+    """True when the run's weights file exists and its header is whole: safetensors checks that the header's
+    tensors cover the file exactly, so a truncated or foreign file fails here without reading the tensors."""
+    from safetensors import safe_open
+
     try:
-        load_file(str(weights_path(store, run_id)))
-        return True
+        with safe_open(str(weights_path(store, run_id)), "np") as f:
+            return bool(list(f.keys()))
     except Exception:  # noqa: BLE001 - missing, truncated, not safetensors: all mean "skip it"
         return False
 
