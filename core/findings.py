@@ -132,14 +132,13 @@ def summary(runs: pd.DataFrame, tasks: list[str], attentions: list[str]) -> pd.D
         acc = g.test_acc.where(g.status == "ok", 0.0).fillna(0.0)
         solved = int((acc >= SOLVED).sum())
         lo, hi = wilson(solved, len(g))
-        unsolved = ok[ok.test_acc < SOLVED]
-        improving = (unsolved.get("val_loss_drop", 0) > IMPROVING) | (unsolved.get("val_acc_gain", 0) > IMPROVING)
+        improving, _ = improving_share(g)
         lrs = sorted(set(g.lr))
         rows.append({
             "task": task, "attention": name, "lr": lrs[0] if len(lrs) == 1 else np.nan, "seeds": len(g),
             "diverged": int((g.status != "ok").sum()), "solved": solved, "solved_lo": lo, "solved_hi": hi,
             "test_loss": ok.test_loss.mean(), "test_loss_std": ok.test_loss.std(), "test_acc": ok.test_acc.mean(),
-            "test_acc_std": ok.test_acc.std(), "improving": int(np.sum(improving)),
+            "test_acc_std": ok.test_acc.std(), "improving": improving,
             "params_attention": g.params_attention.iloc[0], "params_total": g.params_total.iloc[0],
             "seconds_per_step": g.seconds_per_step.mean(),
         })  # fmt: skip

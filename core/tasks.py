@@ -14,7 +14,6 @@ from types import SimpleNamespace
 
 import torch
 
-SPLITS = ("val", "test")
 EVAL_SIZE, VAL_SEED, TEST_SEED = 256, 12345, 54321  # TaskConfig's defaults for the held-out sets
 
 
