@@ -5,8 +5,9 @@ from functools import cache, partial
 from pathlib import Path
 
 from .attention import ATTENTION
+from .cluster import INSTALL, available
 from .config import LR_GRID
-from .flags import Parser, bounded_int, flag_error, lr_list, names, store_dir
+from .flags import Parser, bounded_int, flag_error, lr_list, names, ray_address, store_dir
 from .store import BUNDLED_SWEEP  # noqa: F401 - part of the CLI's interface
 from .tasks import TASKS
 
@@ -56,6 +57,13 @@ def add_sweep(sub):
         default=None,
         help="jobs trained at once, each in its own process (default: one per CPU core; 1 on CUDA)",
     )
+    p.add_argument(
+        "--ray",
+        type=ray_address,
+        default=None,
+        help="train each job as a task on Ray: 'local' (an in-process instance) or HOST:PORT of a running "
+        f"cluster; the store stays on this machine (needs {INSTALL})",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sweep)
 
@@ -74,6 +82,8 @@ def cmd_sweep(args, parser):
         model_kw["mlp"] = False
     if args.device not in (None, "cpu", "cuda"):
         parser.error(f"--device: unknown {args.device!r}; allowed: cpu, cuda")
+    if args.ray and not available():
+        parser.error(f"--ray: Ray is not installed; install it with: {INSTALL}")
     try:
         jobs = sweep.plan(args.attention, args.task, args.seeds, TrainConfig(**train_kw), model_kw, lrs)
     except ValueError as err:
@@ -89,24 +99,28 @@ def cmd_sweep(args, parser):
     device = args.device or str(default_device())
     workers = args.workers or default_workers(device)
     steps = jobs[0].train.steps if jobs else 0
-    bar = tqdm(total=len(jobs) * steps, unit="step", disable=args.quiet, desc="sweep", smoothing=0.05)
-    if workers > 1:  # jobs run out of order: name the pool, not the last job handed out
-        bar.set_postfix_str(f"{workers} workers")
+    total = sum(len(j.members) for j in jobs) * steps
+    bar = tqdm(total=total, unit="member-step", unit_scale=True, disable=args.quiet, desc="sweep", smoothing=0.05)
+    if workers > 1 or args.ray:  # jobs run out of order: name the engine, not the last job handed out
+        bar.set_postfix_str(f"Ray {args.ray}" if args.ray else f"{workers} workers")
 
     missing = {}  # job -> seeds the store lacks: what the sweep trains, for its FLOP count
 
     def on_job(job, n_missing):
         missing[job] = n_missing
-        if workers == 1:
+        if workers == 1 and not args.ray:
             bar.set_postfix_str(f"{job.task.name}/{job.model.attention}")
-        if not n_missing:
-            bar.update(steps)
+        bar.update((len(job.members) - n_missing) * steps)  # stored already, or another sweep's
 
-    run = partial(sweep.run, args.store, jobs, device, on_job=on_job, on_step=lambda _: bar.update(1), workers=workers)
+    run = partial(sweep.run, args.store, jobs, args.device if args.ray else device, on_job=on_job,
+                  on_step=bar.update, workers=workers, ray=args.ray)  # fmt: skip
     threads = workers * threads_per_worker(workers)  # all the sweep uses (1 worker: this process's)
     load_runs = cache(lambda: st.load_runs(args.store))  # read once, after the sweep: for its report and its table
     try:
-        counts, report = measured_sweep(run, missing, device, threads, runs=load_runs)
+        if args.ray:  # a cluster's cores are not this machine's: no utilisation record against its peak
+            counts, report = run(), None
+        else:
+            counts, report = measured_sweep(run, missing, device, threads, runs=load_runs)
     except sweep.SweepError as err:
         bar.close()
         print(f"error: {err}", file=sys.stderr)
@@ -135,8 +149,8 @@ def cmd_sweep(args, parser):
         )
     if counts["failed"]:
         print(
-            f"error: a worker process died twice on {', '.join(counts['failed'])}: those runs are not stored; "
-            f"every other run is. Rerun to resume.",
+            f"error: failed twice (a worker died or the job raised): {', '.join(counts['failed'])}; those runs "
+            f"are not stored, every other run is. Rerun to resume.",
             file=sys.stderr,
         )
         sys.exit(1)

@@ -77,6 +77,18 @@ def store_dir(text: str) -> str:
 store_dir.__name__ = "store"
 
 
+def ray_address(text: str) -> str:
+    from .cluster import parse_address
+
+    try:
+        return parse_address(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+ray_address.__name__ = "ray"
+
+
 def flag_error(parser: Parser, err: ValueError):
     """Config errors say 'd_model: ...'; the user typed --d-model."""
     msg = re.sub(r"^(\w+):", lambda m: f"--{m.group(1).replace('_', '-')}:", str(err))

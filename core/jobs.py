@@ -34,26 +34,24 @@ def member_steps(jobs: list[sweep.Job]) -> int:
 class SweepJob:
     def __init__(self, store, jobs: list[sweep.Job], owner: str, name: str = ""):
         self.store, self.jobs, self.owner, self.store_name = store, jobs, owner, name
-        self.total = sum(j.train.steps for j in jobs)
+        self.total = member_steps(jobs)
         self.done = 0
         self.label = ""
         self.state = "running"  # running, finished, cancelled, failed
         self.counts: dict | None = None
         self.error = ""
         self.cancel = threading.Event()
-        self._finished_jobs = 0
 
     @property
     def progress(self) -> float:
         return min(1.0, self.done / max(1, self.total))
 
     def _on_job(self, job, n_missing):
-        self.done = self._finished_jobs * job.train.steps
-        self._finished_jobs += 1
+        self.done += (len(job.members) - n_missing) * job.train.steps  # stored already, or another sweep's
         self.label = f"{job.task.name} / {job.model.attention} ({n_missing} members to train)"
 
-    def _on_step(self, step):
-        self.done += 1
+    def _on_step(self, member_steps):
+        self.done += member_steps
 
     def run(self):
         try:

@@ -69,18 +69,26 @@ def warm_up(job: Job, device=None) -> None:
         _warm = True
 
 
-def train_job(store, job: Job, missing: list[Member], device=None, command=None, on_step=None, should_stop=None):
-    """Train the missing members of one job as one ensemble and store each run; None if stopped."""
+def train_members(job: Job, missing: list[Member], device=None, on_step=None, should_stop=None):
+    """Train the missing members of one job as one ensemble; their RunResults, or None if stopped."""
     from .train import train_ensemble  # torch only when something trains
 
     warm_up(job, device)
     lrs, seeds = [lr for lr, _ in missing], [s for _, s in missing]
-    results = train_ensemble(job.model, job.task, job.train, seeds, device, on_step, should_stop, lrs=lrs)
-    if results is None:
-        return None
+    return train_ensemble(job.model, job.task, job.train, seeds, device, on_step, should_stop, lrs=lrs)
+
+
+def store_results(store, job: Job, results, command=None) -> dict:
+    """Write each member's run (atomically, weights first); the counts a sweep adds up."""
     ids = job.run_ids()
     for r in results:
         metrics = pd.DataFrame(r.metrics, columns=["step", "metric", "value"])
         rid = ids[(r.lr, r.seed)]
         st.write_run(store, record(job, r, rid, command), metrics, r.head_weights, r.patterns, r.examples)
     return {"trained": len(results), "diverged": sum(r.status == "diverged" for r in results)}
+
+
+def train_job(store, job: Job, missing: list[Member], device=None, command=None, on_step=None, should_stop=None):
+    """Train the missing members of one job as one ensemble and store each run; None if stopped."""
+    results = train_members(job, missing, device, on_step, should_stop)
+    return None if results is None else store_results(store, job, results, command)

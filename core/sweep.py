@@ -11,6 +11,7 @@ import pandas as pd
 
 from . import claims
 from . import store as st
+from .cluster import ClusterError
 from .config import ModelConfig, TaskConfig, TrainConfig
 from .model import count_model_params
 from .run_job import Job, Member, train_job, warm_up  # noqa: F401 - the sweep's interface
@@ -68,13 +69,16 @@ def run(
     on_step: Callable[[int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     workers: int = 1,
+    ray: str | None = None,
 ) -> dict:
     """Train what is missing. Returns counts: trained, skipped (already stored), claimed (being trained
     by another sweep right now), diverged, failed (jobs given up on), cancelled.
 
-    workers > 1 trains that many jobs at once in worker processes (core.workers); should_stop
-    is for the in-process sweep (workers=1) only. Raises SweepError (one line) when the store cannot
-    be written: every run finished before that is stored, and a rerun resumes."""
+    on_step(n) is called as training advances n member-steps. workers > 1 trains that many jobs at
+    once in worker processes (core.workers); `ray` (local or HOST:PORT) trains every job as a task
+    on a Ray cluster instead (core.cluster). should_stop is for the in-process sweep only.
+    Raises SweepError (one line) when the store cannot be written or the cluster reached: every
+    run finished before that is stored, and a rerun resumes."""
     counts = {"trained": 0, "skipped": 0, "claimed": 0, "diverged": 0, "failed": [], "cancelled": False}
     st.remove_stale_tmp(store)  # left by a sweep killed mid-write
     todo, held = [], []
@@ -90,23 +94,24 @@ def run(
                 on_job(job, len(mine))
             if not mine:
                 continue
-            if workers > 1:
+            if workers > 1 or ray:
                 todo.append((job, mine))
                 continue
-            done = train_job(store, job, mine, device, command, on_step, should_stop)
+            step = _member_steps(on_step, len(mine))
+            done = train_job(store, job, mine, device, command, step, should_stop)
             if done is None:
                 counts["cancelled"] = True
                 break
             counts["trained"] += done["trained"]
             counts["diverged"] += done["diverged"]
         if todo:
-            from .workers import run_parallel
-
             todo.sort(key=lambda t: cost(t[0], len(t[1])), reverse=True)  # longest first
-            for done in run_parallel(store, todo, device, command, min(workers, len(todo)), on_step):
+            for done in _engine(store, todo, device, command, workers, ray, on_step):
                 counts["trained"] += done.get("trained", 0)
                 counts["diverged"] += done.get("diverged", 0)
                 counts["failed"] += done.get("failed", [])
+    except ClusterError as err:
+        raise SweepError(str(err)) from None
     except OSError as err:
         stored = sum(st.has_run(store, rid) for job in jobs for rid in job.run_ids().values())
         raise SweepError(f"{_one_line(err)}; {stored} runs of this sweep are stored, rerun to resume") from None
@@ -114,6 +119,21 @@ def run(
         for rid in held:
             claims.release(store, rid)
     return counts
+
+
+def _member_steps(on_step, members: int):
+    """The ensemble's per-step callback as member-steps: one step trains every member."""
+    return (lambda _: on_step(members)) if on_step else None
+
+
+def _engine(store, todo, device, command, workers, ray, on_step) -> list[dict]:
+    if ray:
+        from .cluster import run_ray
+
+        return run_ray(store, todo, device, command, ray, on_step)
+    from .workers import run_parallel
+
+    return run_parallel(store, todo, device, command, min(workers, len(todo)), on_step)
 
 
 def summary_table(runs: pd.DataFrame) -> pd.DataFrame:

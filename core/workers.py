@@ -6,7 +6,7 @@ processes train two jobs at once at nearly one-thread speed each (docs/benchmark
 figures). On CUDA one process drives the GPU, so there the sweep stays in-process.
 
 Each worker writes its own runs (atomically, as the in-process sweep does) and streams step counts
-back for the progress bar. A worker whose parent dies (a killed sweep) exits, so at most the runs
+back (in member-steps) for the progress bar. A worker whose parent dies (a killed sweep) exits, so at most the runs
 in flight are lost, and a rerun resumes. A worker that dies (killed, out of memory) breaks its pool,
 and every job in flight then is lost with it: each is retried once, alone in a pool of one, so a job
 that kills its worker again is known for certain and given up on (reported, not stored), while every
@@ -72,15 +72,11 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(1)  # the sweep was killed: stop too; the runs in flight are lost, finished ones are stored
 
 
-def _report(step: int) -> None:
-    _progress.put(1)
-
-
 def _train(store, index, job, missing, device, command) -> dict:
     from .run_job import train_job
 
     _progress.put(("start", index))
-    return train_job(store, job, missing, device, command, on_step=_report)
+    return train_job(store, job, missing, device, command, on_step=lambda _: _progress.put(len(missing)))
 
 
 def _label(job) -> str:
@@ -106,7 +102,7 @@ def run_parallel(store, todo, device, command, workers: int, on_step=None, train
             if isinstance(item, tuple):
                 started.add(item[1])
             elif on_step:
-                on_step(1)
+                on_step(item)  # member-steps
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()

@@ -20,11 +20,12 @@ TINY_MODEL = {"d_model": 16, "n_heads": 2}
 
 def test_workers_store_the_runs_the_in_process_sweep_stores(tmp_path):
     jobs = sweep.plan(["standard", "mqa", "identity"], ["reverse"], 2, TINY_TRAIN, TINY_MODEL)
-    steps = []
-    one = sweep.run(tmp_path / "one", jobs, "cpu", workers=1)
+    steps, inline = [], []
+    one = sweep.run(tmp_path / "one", jobs, "cpu", workers=1, on_step=inline.append)
     two = sweep.run(tmp_path / "two", jobs, "cpu", workers=2, on_step=steps.append)
     assert one["trained"] == two["trained"] == 6 and two["skipped"] == 0
     assert len(steps) == 3 * TINY_TRAIN.steps  # progress comes back from the workers, one call per step
+    assert sum(steps) == sum(inline) == 6 * TINY_TRAIN.steps  # in member-steps (two members a job), both engines
     a, b = (st.load_runs(tmp_path / n).set_index("run_id").sort_index() for n in ("one", "two"))
     assert list(a.index) == list(b.index)
     assert (b.threads == 1).all()  # two workers on this 2-core budget: one core each
