@@ -55,7 +55,7 @@ def sidebar() -> dict:
             "all: every lr (the Learning rate and Overview pages); or one fixed lr for every parameterization",
         )
         with st.expander("Provenance"):
-            for p in store.provenance_of(path)[:3]:
+            for p in store.provenance_of(path, runs)[:3]:
                 st.caption(f"`{p['command']}` · {p['date']} · torch {p['versions'].get('torch', '?')}")
     return {"store": str(path), "store_name": name, "tasks": chosen_tasks, "attentions": chosen, "size": size, "lr": lr}
 

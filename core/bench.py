@@ -3,6 +3,7 @@
 1. attention: forward+backward of one layer per parameterization, nn.MultiheadAttention and bare SDPA.
 2. training: seeds x lrs ensembles, seed-only ensembles and the plain per-run loop on one lr x seed grid.
 3. utilisation: achieved FLOP/s of training steps against this machine's measured matmul peak.
+4. the store at scale: reading a synthetic 10,000-run store as the CLI and the app do (core.store_bench).
 """
 
 import tempfile
@@ -248,6 +249,8 @@ def add_bench(sub):
     p.add_argument("--quick", action="store_true", help="a tiny grid (seconds): for tests and a smoke check")
     p.add_argument("--skip-training", action="store_true", help="only the attention micro-benchmark")
     p.add_argument("--skip-attention", action="store_true", help="only the training engines (keeps a stored table)")
+    p.add_argument("--skip-store", action="store_true", help="no store-at-scale figures (core.store_bench)")
+    p.add_argument("--store-runs", type=int, default=None, help="runs in the synthetic store (default 10000)")
     p.add_argument("--profile", action="store_true", help="also print where a training step's time goes")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     p.add_argument("--workers", type=int, default=None, help="the sweep's worker processes (default: as sweep)")
@@ -260,6 +263,8 @@ def cmd_bench(args, parser):
         parser.error(f"--device: unknown {args.device!r}; allowed: cpu, cuda")
     if args.workers is not None and args.workers <= 0:
         parser.error(f"--workers: must be a positive integer, got {args.workers}")
+    if args.store_runs is not None and args.store_runs < 100:
+        parser.error(f"--store-runs: must be an integer of at least 100, got {args.store_runs}")
     if args.training_rounds is not None and args.training_rounds <= 0:
         parser.error(f"--training-rounds: must be a positive integer, got {args.training_rounds}")
     keep_freed_memory()  # as the sweep's workers do, so every engine below runs alike
@@ -291,6 +296,14 @@ def cmd_bench(args, parser):
                 "utilisation"]  # fmt: skip
         fmt = {"max_loss_diff": "{:.1e}".format}  # rounding would print float noise as 0
         print(tr[cols].to_string(index=False, formatters=fmt, float_format="{:.3f}".format))
+    if not args.skip_store:
+        from .store_bench import store_bench
+
+        n_runs = args.store_runs or (200 if args.quick else 10_000)
+        sb = store_bench(n_runs, rounds=2 if args.quick else 5)
+        st.write_named(args.store, "bench", "store", sb, meta)
+        print(f"the store at {n_runs:,} runs (median seconds; a synthetic store in a temp directory):")
+        print(sb[["what", "seconds", "target_seconds", "met"]].to_string(index=False, float_format="{:.3f}".format))
     if args.profile:
         print(profile_training(device))
         with num_threads(threads_per_worker(workers)):  # a step as the sweep's workers run it

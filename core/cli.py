@@ -198,6 +198,20 @@ def cmd_prune(args, parser):
     print(f"kept the weights of {len(keep)} best-lr runs, removed {removed} others' (their metrics stay)")
 
 
+def add_index(sub):
+    p = sub.add_parser("index", help="rebuild a store's runs index from its run files (after copying a store)")
+    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    p.set_defaults(func=cmd_index)
+
+
+def cmd_index(args, parser):
+    from . import index
+
+    if not Path(args.store, "runs").is_dir():
+        parser.error(f"--store: no runs in {args.store!r}")
+    print(f"indexed {index.compact(args.store, rebuild=True)} runs in {args.store}/index/")
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     print(f"warning: {message}", file=sys.stderr)
 
@@ -211,6 +225,7 @@ def main(argv=None) -> int:
     add_sweep(sub)
     add_summary(sub)
     add_prune(sub)
+    add_index(sub)
     from .baselines import add_baselines
     from .bench import add_bench  # torch-heavy modules load only for the CLI
     from .pretrained import add_pretrained

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from . import index
 from . import store as st
 from .config import ModelConfig, TaskConfig, TrainConfig, run_id
 from .model import count_model_params
@@ -85,6 +86,7 @@ def store_results(store, job: Job, results, command=None) -> dict:
         metrics = pd.DataFrame(r.metrics, columns=["step", "metric", "value"])
         rid = ids[(r.lr, r.seed)]
         st.write_run(store, record(job, r, rid, command), metrics, r.head_weights, r.patterns, r.examples)
+    index.append(store, [ids[(r.lr, r.seed)] for r in results])  # one index segment per job (core.index)
     return {"trained": len(results), "diverged": sum(r.status == "diverged" for r in results)}
 
 

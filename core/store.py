@@ -25,53 +25,27 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from safetensors.numpy import load_file, save_file
 
+from . import index
 from .claims import alive, stale_claims
+from .runfile import (  # noqa: F401 - the store's interface
+    FORMAT,
+    META_KEY,
+    OLD_METRICS,
+    RUN_COLUMNS,
+    atomic_write,
+    read_meta,
+    run_path,
+    run_row,
+    weights_path,
+    write_table,
+)
 
 # the command that made data/
 BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr grid --eval-every 50 --store data"
-META_KEY = b"attention_lab"
-FORMAT = 1
-RUN_COLUMNS = [
-    "run_id",
-    "attention",
-    "task",
-    "seed",
-    "n_layers",
-    "d_model",
-    "n_heads",
-    "d_head",
-    "n_kv_heads",
-    "mlp",
-    "vocab_size",
-    "max_len",
-    "steps",
-    "batch_size",
-    "lr",
-    "status",
-    "val_loss",
-    "val_acc",
-    "test_loss",
-    "test_acc",
-    "eval_loss",
-    "eval_acc",
-    "train_loss",
-    "val_loss_drop",
-    "val_acc_gain",
-    "params_attention",
-    "params_total",
-    "train_seconds",
-    "step_seconds",
-    "n_ensemble",
-    "threads",
-    "steps_done",
-    "seconds_per_step",
-    "tokens_per_s",
-]
-
-
 def provenance(command: str | None = None) -> dict:
     """What made a file: the command, package versions, date (UTC)."""
     versions = {"python": platform.python_version()}
@@ -109,18 +83,6 @@ def _git_commit(root: Path = _ROOT) -> str | None:
         return None
 
 
-def _atomic(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"  # dot-prefixed: never globbed by readers
-    try:
-        write(tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def remove_stale_tmp(store) -> int:
     """Delete the temporary files of writers that were killed mid-write (their pid is gone), and the
     claims of sweeps that died; a live writer's are left alone. Returns how many were removed."""
@@ -132,31 +94,10 @@ def remove_stale_tmp(store) -> int:
     return len(stale)
 
 
-def write_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
-    table = pa.Table.from_pandas(df, preserve_index=False)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), META_KEY: json.dumps(meta)})
-    _atomic(Path(path), lambda tmp: pq.write_table(table, tmp, compression="zstd"))
-
-
-def read_meta(path: Path) -> dict:
-    meta = pq.read_schema(path).metadata or {}
-    if META_KEY not in meta:
-        raise ValueError("no attention_lab metadata")
-    return json.loads(meta[META_KEY])
-
-
 _GIT = _git_commit()
 
 
 # ---- runs --------------------------------------------------------------------------------
-def run_path(store, run_id: str) -> Path:
-    return Path(store) / "runs" / f"{run_id}.parquet"
-
-
-def weights_path(store, run_id: str) -> Path:
-    return Path(store) / "weights" / f"{run_id}.safetensors"
-
-
 def has_run(store, run_id: str) -> bool:
     return run_path(store, run_id).exists()
 
@@ -187,7 +128,7 @@ def write_run(store, summary: dict, metrics: pd.DataFrame, head_weights: list, p
         "d_head": str(summary["model"]["d_head"]),
         "provenance": json.dumps(meta["provenance"]),
     }
-    _atomic(weights_path(store, run_id), lambda tmp: save_file(tensors, str(tmp), metadata=st_meta))
+    atomic_write(weights_path(store, run_id), lambda tmp: save_file(tensors, str(tmp), metadata=st_meta))
     df = metrics.assign(run_id=run_id)[["run_id", "step", "metric", "value"]]
     write_table(run_path(store, run_id), df, meta)
 
@@ -197,87 +138,39 @@ def _files(store, sub: str):
     return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
 
 
-OLD_METRICS = {"eval_loss": "test_loss", "eval_acc": "test_acc"}  # stores made before the val/test split
-
-
-def _row(meta: dict) -> dict:
-    m, t, tr = meta["model"], meta["task"], meta["train"]
-    params = meta.get("params", {})
-    final = {OLD_METRICS.get(k, k): v for k, v in meta["final"].items()}
-    return {
-        "run_id": meta["run_id"],
-        "attention": m["attention"],
-        "task": t["name"],
-        "seed": meta["seed"],
-        "n_layers": m["n_layers"],
-        "d_model": m["d_model"],
-        "n_heads": m["n_heads"],
-        "d_head": m["d_head"],
-        "n_kv_heads": m["n_kv_heads"],
-        "mlp": m["mlp"],
-        "vocab_size": m["vocab_size"],
-        "max_len": m["max_len"],
-        "steps": tr["steps"],
-        "batch_size": tr["batch_size"],
-        "lr": tr["lr"],
-        "status": meta["status"],
-        "val_loss": final.get("val_loss"),  # absent (None) in stores made before the split
-        "val_acc": final.get("val_acc"),
-        "test_loss": final.get("test_loss"),
-        "test_acc": final.get("test_acc"),
-        "eval_loss": final.get("test_loss"),  # aliases of the test metrics, for old readers
-        "eval_acc": final.get("test_acc"),
-        "train_loss": final.get("train_loss"),
-        "val_loss_drop": final.get("val_loss_drop"),  # relative fall of val loss over the last fifth of steps
-        "val_acc_gain": final.get("val_acc_gain"),
-        "params_attention": params.get("attention"),
-        "params_total": sum(params.values()) if params else None,
-        "train_seconds": meta["train_seconds"],
-        "step_seconds": meta.get("step_seconds"),  # absent from stores written before it was measured
-        "n_ensemble": meta["n_ensemble"],
-        "threads": meta.get("threads"),  # absent from stores written before workers existed
-        "steps_done": meta["steps_done"],
-        "seconds_per_step": meta["train_seconds"] / max(1, meta["steps_done"]),
-        "tokens_per_s": meta["tokens_per_s"],
-        **{f"params_{k}": v for k, v in params.items()},
-        "date": meta["provenance"]["date"],
-        "command": meta["provenance"]["command"],
-    }
-
-
 def load_runs(store) -> pd.DataFrame:
-    """One row per stored run; unreadable or foreign files are skipped with a warning naming them."""
-    rows = []
-    for path in _files(store, "runs"):
-        try:
-            rows.append(_row(read_meta(path)))
-        except Exception as err:  # noqa: BLE001 - any unreadable file is skipped, never fatal
-            warnings.warn(f"skipping {path}: not a readable attention-lab run ({err})", stacklevel=2)
-    return pd.DataFrame(rows, columns=None if rows else RUN_COLUMNS)
+    """One row per stored run, read through the runs index (core.index) where it is current; a file that is
+    not a readable run is skipped with a warning naming it."""
+    return index.load_runs(store)
+
+
+METRIC_COLUMNS = ["run_id", "step", "metric", "value"]
 
 
 def load_metrics(store, run_ids=None, metrics=None) -> pd.DataFrame:
     """Tidy rows run_id, step, metric, value (for the given runs, or all; the given metrics, or all).
-    Stores made before the val/test split name their test metrics eval_*: they come back as test_*."""
-    wanted = None if run_ids is None else set(run_ids)
+    Stores made before the val/test split name their test metrics eval_*: they come back as test_*.
+    Each file is opened once; a given run without a file is left out, an unreadable one warned about."""
+    ids = sorted(index.listing(store)) if run_ids is None else sorted(set(run_ids))
     names = None
     if metrics is not None:
-        old = {o for o, new in OLD_METRICS.items() if new in metrics}
-        names = sorted(set(metrics) | old)
-    frames = []
-    for path in _files(store, "runs"):
-        if wanted is not None and path.stem not in wanted:
-            continue
+        names = pa.array(sorted(set(metrics) | {o for o, new in OLD_METRICS.items() if new in metrics}))
+    tables = []
+    for rid in ids:
+        path = run_path(store, rid)
         try:
-            read_meta(path)
-            rows = pq.read_table(path, columns=["run_id", "step", "metric", "value"],
-                                 filters=None if names is None else [("metric", "in", names)])  # fmt: skip
-            frames.append(rows.to_pandas())
+            f = pq.ParquetFile(path)
+            if META_KEY not in (f.schema_arrow.metadata or {}):
+                raise ValueError("no attention_lab metadata")
+            t = f.read(columns=METRIC_COLUMNS)
+            tables.append(t if names is None else t.filter(pc.is_in(t["metric"], value_set=names)))
+        except FileNotFoundError:
+            continue
         except Exception as err:  # noqa: BLE001
             warnings.warn(f"skipping {path}: not a readable attention-lab run ({err})", stacklevel=2)
-    if not frames:
-        return pd.DataFrame({"run_id": [], "step": [], "metric": [], "value": []})
-    out = pd.concat(frames, ignore_index=True)
+    if not tables:
+        return pd.DataFrame({c: [] for c in METRIC_COLUMNS})
+    out = pa.concat_tables(tables, promote_options="permissive").to_pandas()
     return out.assign(metric=out.metric.replace(OLD_METRICS))
 
 
@@ -368,13 +261,16 @@ def load_table(store, kind: str, name: str) -> pd.DataFrame:
         return pd.DataFrame()
 
 
-def provenance_of(store) -> list[dict]:
-    """The distinct (command, versions, date) that made the runs in a store, newest first."""
-    seen = {}
-    for path in _files(store, "runs"):
+def provenance_of(store, runs: pd.DataFrame | None = None) -> list[dict]:
+    """The distinct (command, versions, date) that made the runs in a store, newest first: one file read per
+    command (its newest run), whatever the store's size. `runs`: the store's load_runs(), if at hand."""
+    runs = load_runs(store) if runs is None else runs
+    if runs.empty:
+        return []
+    out = []
+    for rid in runs.sort_values("date").drop_duplicates("command", keep="last").run_id:
         try:
-            p = read_meta(path)["provenance"]
+            out.append(read_meta(run_path(store, rid))["provenance"])
         except Exception:  # noqa: BLE001 - load_runs already warns
             continue
-        seen.setdefault(p["command"], p)
-    return sorted(seen.values(), key=lambda p: p["date"], reverse=True)
+    return sorted(out, key=lambda p: p["date"], reverse=True)

@@ -5,11 +5,12 @@ trained is claimed in the store (core.claims), so two sweeps on one store never 
 """
 
 import errno
+import warnings
 from collections.abc import Callable
 
 import pandas as pd
 
-from . import claims
+from . import claims, index
 from . import store as st
 from .cluster import ClusterError
 from .config import ModelConfig, TaskConfig, TrainConfig
@@ -118,7 +119,17 @@ def run(
     finally:
         for rid in held:
             claims.release(store, rid)
+        if counts["trained"]:
+            _compact_index(store)
     return counts
+
+
+def _compact_index(store) -> None:
+    """Merge the sweep's per-job index segments into one; a failure here costs read speed, never runs."""
+    try:
+        index.compact(store)
+    except OSError as err:
+        warnings.warn(f"could not compact the runs index of {store}: {_one_line(err)}", stacklevel=3)
 
 
 def _member_steps(on_step, members: int):

@@ -93,6 +93,18 @@ st.caption(
     f"{REFERENCE} is PyTorch's own layer (batch_first, no bias). Ratios below 1 are faster than it."
 )
 
+st.subheader("The store at scale")
+sb = bench[bench.kind == "store"] if "kind" in bench else bench.iloc[0:0]
+if sb.empty:
+    st.info("No store figures here (`python -m core bench` without `--skip-store` makes them).")
+else:
+    st.dataframe(sb[["what", "runs", "seconds", "target_seconds", "met"]], hide_index=True, width="stretch")
+    st.caption(
+        "Reading a synthetic store of real-format runs (built in a temp directory by `python -m core bench`): "
+        "the runs table through the runs index (core/index.py) and without it, the metrics of a 100-run "
+        "selection, and app.py's first page in a warm process with empty caches. Medians of the rounds."
+    )
+
 st.subheader("The training engine against a plain loop")
 tr = bench[bench.kind == "training"] if "kind" in bench else bench.iloc[0:0]
 if tr.empty:

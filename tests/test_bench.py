@@ -30,6 +30,9 @@ def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
     assert tr.speedup_min["plain loop"] == tr.speedup_max["plain loop"] == 1.0
     assert list(tr.workers) == [1, 2, 2]
     assert st.read_meta(tmp_path / "bench" / "attention.parquet")["quick"] is True
+    sb = st.load_table(tmp_path, "bench", "store").set_index("what")
+    assert (sb.runs == 200).all() and (sb.seconds > 0).all()  # quick: a 200-run synthetic store
+    assert sb.target_seconds.dropna().tolist() == [1.0, 0.5, 3.0]  # the targets, reported beside each figure
     assert torch.get_num_threads() == threads  # the one-thread engine gives the threads back
 
 
