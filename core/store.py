@@ -46,6 +46,8 @@ from .runfile import (  # noqa: F401 - the store's interface
 
 # the command that made data/
 BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr grid --eval-every 50 --store data"
+
+
 def provenance(command: str | None = None) -> dict:
     """What made a file: the command, package versions, date (UTC)."""
     versions = {"python": platform.python_version()}
