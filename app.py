@@ -42,7 +42,7 @@ def sidebar() -> dict:
         attns = ordered(runs.get("attention", []))
         chosen_tasks = ui.url_widget(st.multiselect, "Tasks", "tasks", tasks, options=tasks, multi=True)
         chosen = ui.url_widget(st.multiselect, "Parameterizations", "attn", attns, options=attns, multi=True)
-        sizes = runs.apply(ui.size_label, axis=1).value_counts().index.tolist() if not runs.empty else []
+        sizes = ui.size_labels(runs).value_counts().index.tolist() if not runs.empty else []
         size = ui.url_widget(st.selectbox, "Model size", "size", sizes[0] if sizes else None, options=sizes)
         lr_options = [ui.BEST, ui.ALL, *(f"{v:g}" for v in sorted(set(runs.get("lr", []))))]
         lr = ui.url_widget(
@@ -63,3 +63,4 @@ def sidebar() -> dict:
 page = st.navigation(PAGES)
 st.session_state["selection"] = sidebar()
 page.run()
+ui.release_freed_memory()

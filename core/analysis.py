@@ -80,13 +80,17 @@ def head_metrics(hw: dict) -> dict[str, np.ndarray]:
 
 def metrics_frame(layers: list[dict], **labels) -> pd.DataFrame:
     """Tidy rows (layer, head, metric, value) plus any label columns (run_id, attention, ...)."""
-    rows = []
+    frames = []
     for layer, hw in enumerate(layers):
-        for metric, values in head_metrics(hw).items():
-            rows += [
-                {**labels, "layer": layer, "head": h, "metric": metric, "value": float(v)} for h, v in enumerate(values)
-            ]
-    return pd.DataFrame(rows)
+        values = head_metrics(hw)
+        H = len(next(iter(values.values())))
+        frames.append(pd.DataFrame({"layer": layer, "head": np.tile(np.arange(H), len(values)),
+                                    "metric": np.repeat(list(values), H),
+                                    "value": np.concatenate(list(values.values())).astype(float)}))  # fmt: skip
+    out = pd.concat(frames, ignore_index=True)
+    for i, (k, v) in enumerate(labels.items()):
+        out.insert(i, k, v)
+    return out
 
 
 def random_heads(
@@ -107,11 +111,12 @@ def random_heads(
 
 
 def random_baseline(d_model: int, d_head: int, n_heads: int = 8, samples: int = 8, seed: int = 0) -> pd.DataFrame:
-    """Each metric's mean and std over random matrices of these shapes: what 'no structure' looks like."""
+    """Each metric's mean and std over random matrices of these shapes: what 'no structure' looks like.
+    Every metric is per head, so the n_heads x samples heads are drawn one at a time: at D=576 a whole
+    (H, D, D) layer and its temporaries held tens of MB in a served app."""
     rng = np.random.default_rng(seed)
-    # one sample at a time: at D=576 each holds two (H, D, D) matrices, and all at once took ~400 MB
     frame = pd.concat(
-        [metrics_frame([random_heads(d_model, d_head, n_heads, rng, dtype=np.float32)]) for _ in range(samples)],
+        [metrics_frame([random_heads(d_model, d_head, 1, rng, dtype=np.float32)]) for _ in range(n_heads * samples)],
         ignore_index=True,
     )
     out = frame.groupby("metric")["value"].agg(["mean", "std"]).reset_index()
@@ -144,14 +149,16 @@ def change_basis(hw: dict, rng: np.random.Generator) -> dict:
 
 def spectra_frame(layers: list[dict], **labels) -> pd.DataFrame:
     """Singular values of W_QK and W_OV, normalised by the largest: rows (matrix, layer, head, index, value)."""
-    rows = []
+    frames = []
     for layer, hw in enumerate(layers):
         for matrix in ("W_QK", "W_OV"):
             s = singular_values(hw[matrix])  # (H, D)
             s = s / (s[:, :1] + 1e-12)
-            for h, sv in enumerate(s):
-                rows += [
-                    {**labels, "matrix": matrix, "layer": layer, "head": h, "index": i + 1, "value": float(v)}
-                    for i, v in enumerate(sv)
-                ]
-    return pd.DataFrame(rows)
+            H, D = s.shape
+            frames.append(pd.DataFrame({"matrix": matrix, "layer": layer, "head": np.repeat(np.arange(H), D),
+                                        "index": np.tile(np.arange(1, D + 1), H),
+                                        "value": s.ravel().astype(float)}))  # fmt: skip
+    out = pd.concat(frames, ignore_index=True)
+    for i, (k, v) in enumerate(labels.items()):
+        out.insert(i, k, v)
+    return out

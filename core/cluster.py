@@ -98,7 +98,10 @@ def run_ray(store, todo, device, command, address: str, on_step=None, train=trai
 
     connect(address)
     try:
-        gpus = ray.cluster_resources().get("GPU", 0) > 0 and device != "cpu"
+        has_gpus = ray.cluster_resources().get("GPU", 0) > 0
+        if device == "cuda" and not has_gpus:
+            raise ClusterError(f"--device cuda, but the Ray cluster at {address} has no GPU")
+        gpus = has_gpus and device != "cpu"
         device = "cuda" if gpus else "cpu"
         remote = ray.remote(train).options(
             num_cpus=1, num_gpus=GPU_SHARE if gpus else 0, max_retries=1, retry_exceptions=True

@@ -76,6 +76,11 @@ def fisher_exact(k1: int, n1: int, k2: int, n2: int) -> float:
     return min(1.0, sum(prob(a) for a in support if prob(a) <= observed * (1 + 1e-9)))
 
 
+def _t_pdf(x: float, df: float) -> float:
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return float(np.exp(log_c - (df + 1) / 2 * np.log1p(np.asarray(x) ** 2 / df)))
+
+
 def _t_cdf(x: float, df: float) -> float:
     """Student t CDF by integrating its density (numpy only: the app does not ship scipy)."""
     grid = np.linspace(0.0, abs(x), 4001)
@@ -86,12 +91,15 @@ def _t_cdf(x: float, df: float) -> float:
 
 
 def t_quantile(q: float, df: float) -> float:
-    """The q-quantile (q > 0.5) of Student's t with df degrees of freedom, by bisection on the CDF."""
-    lo, hi = 0.0, 1e3
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _t_cdf(mid, df) < q else (lo, mid)
-    return (lo + hi) / 2
+    """The q-quantile (q > 0.5) of Student's t with df degrees of freedom, by Newton's method from 0: the CDF is
+    concave for x > 0, so each step lands at or below the root and the iterates rise to it without overshoot."""
+    x = 0.0
+    for _ in range(100):
+        step = (q - _t_cdf(x, df)) / _t_pdf(x, df)
+        x += step
+        if step < 1e-9 * max(1.0, x):
+            break
+    return x
 
 
 def welch_ci(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:

@@ -7,6 +7,8 @@
     STORE/bench/*.parquet, STORE/pretrained/*.parquet   tables written by `bench` and `pretrained`;
                                          bench/sweep-*.parquet: each sweep's wall time and FLOP/s
     STORE/claims/<run_id>.claim          runs being trained right now, each holding its sweep's pid
+    STORE/index/runs-*.parquet           the runs table, cached (core.index): each file's row, checked
+                                         against the file's size and mtime before it is trusted
 
 Every file is written to a temporary name and renamed into place, and a run's parquet is written
 after its weights: a run exists once its parquet does, so a kill loses at most the runs in flight.

@@ -120,17 +120,8 @@ for (tk, seed), g in runs.groupby(["task", "seed"]):
         ("standard vs standard, other seed", ids.get("standard"), others.run_id.iloc[0] if len(others) else None),
     ]:
         if a and b:
-            wa, wb = ui.head_weights(a), ui.head_weights(b)
-            for layer in range(len(wa)):
-                pairs.append(
-                    {
-                        "task": tk,
-                        "seed": seed,
-                        "layer": layer,
-                        "pair": label,
-                        "similarity": analysis.head_match(wa[layer]["W_QK"], wb[layer]["W_QK"]),
-                    }
-                )
+            for layer, similarity in enumerate(ui.qk_match(a, b)):
+                pairs.append({"task": tk, "seed": seed, "layer": layer, "pair": label, "similarity": similarity})
 if not pairs:
     st.info("Select both `standard` and `stacked` (and at least two seeds) to compare their learned W_QK.")
 else:
