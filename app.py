@@ -44,6 +44,16 @@ def sidebar() -> dict:
         chosen = ui.url_widget(st.multiselect, "Parameterizations", "attn", attns, options=attns, multi=True)
         sizes = ui.size_labels(runs).value_counts().index.tolist() if not runs.empty else []
         size = ui.url_widget(st.selectbox, "Model size", "size", sizes[0] if sizes else None, options=sizes)
+        steps_options = [ui.LONGEST, *(str(v) for v in sorted(set(runs.get("steps", []))))]
+        steps = ui.url_widget(
+            st.selectbox,
+            "Training steps",
+            "steps",
+            ui.LONGEST,
+            options=steps_options,
+            help="longest per task: each task at the most steps the store trained it for (a task retrained longer, "
+            "to rule out truncation, replaces its shorter runs); or one length for every task",
+        )
         lr_options = [ui.BEST, ui.ALL, *(f"{v:g}" for v in sorted(set(runs.get("lr", []))))]
         lr = ui.url_widget(
             st.selectbox,
@@ -57,7 +67,8 @@ def sidebar() -> dict:
         with st.expander("Provenance"):
             for p in store.provenance_of(path, runs)[:3]:
                 st.caption(f"`{p['command']}` · {p['date']} · torch {p['versions'].get('torch', '?')}")
-    return {"store": str(path), "store_name": name, "tasks": chosen_tasks, "attentions": chosen, "size": size, "lr": lr}
+    return {"store": str(path), "store_name": name, "tasks": chosen_tasks, "attentions": chosen, "size": size,
+            "steps": steps, "lr": lr}  # fmt: skip
 
 
 page = st.navigation(PAGES)

@@ -178,7 +178,7 @@ def cmd_summary(args, parser):
         from . import findings
 
         print()
-        for line in findings.sentences(runs, list(ATTENTION)):
+        for line in findings.sentences(findings.at_longest(runs), list(ATTENTION)):
             print(f"- {line}")
 
 

@@ -2,6 +2,8 @@
 intervals, and comparisons with a verdict a statistician would sign. Pure numpy and pandas.
 
 The rules, stated once:
+- longest: each task (per model size) is read at the longest training the store holds for it, so a task
+  retrained for longer (to rule out truncation) replaces its shorter runs in every comparison.
 - best lr: per cell (attention, task, model size, steps), the lr whose seeds have the lowest mean
   *validation* loss; a diverged seed counts as infinite loss; ties go to the smaller lr. The test set
   is never used to choose anything.
@@ -43,6 +45,18 @@ def best_lr(runs: pd.DataFrame) -> pd.DataFrame:
     per_lr = per_lr[single | per_lr.val_loss.notna()]  # several lrs and no validation (an old store): no choice
     per_lr = per_lr.sort_values(["val_loss", "lr"], na_position="last", kind="stable")  # ties: the smaller lr
     return per_lr.groupby(_cell(df), dropna=False, sort=False).head(1).reset_index(drop=True)
+
+
+SIZE = ["n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "mlp"]
+
+
+def at_longest(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs of each task and model size at the most steps any of them trained: every parameterization
+    of a task is compared at one training length."""
+    if runs.empty:
+        return runs
+    keys = ["task", *[c for c in SIZE if c in runs.columns]]
+    return runs[runs.steps == runs.groupby(keys).steps.transform("max")]
 
 
 def at_best_lr(runs: pd.DataFrame) -> pd.DataFrame:

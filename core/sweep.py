@@ -157,11 +157,12 @@ def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def accuracy_table(runs: pd.DataFrame, markdown: bool = False) -> str:
-    """Final test accuracy at each cell's best lr (chosen on validation): solved k/n with its Wilson 95%
-    interval, mean ± std over seeds, and the lr; tasks as rows, parameterizations as columns."""
-    from .findings import at_best_lr
+    """Final test accuracy of each task at its longest training, each cell at its best lr (chosen on
+    validation): solved k/n with its Wilson 95% interval, mean ± std over seeds, and the lr; tasks as rows,
+    parameterizations as columns."""
+    from .findings import at_best_lr, at_longest
 
-    table = summary_table(at_best_lr(runs))
+    table = summary_table(at_best_lr(at_longest(runs)))
     table["cell"] = [
         f"{k}/{n} [{lo:.2f}, {hi:.2f}] · {m:.3f} ± {0.0 if pd.isna(s) else s:.3f} · lr {lr:g}"
         for k, n, lo, hi, m, s, lr in zip(

@@ -13,6 +13,7 @@ from . import store as st_store
 from .stores import BUNDLED, BUNDLED_NAME, ROOT  # noqa: F401 - the pages' names for them
 
 BEST = "best (chosen on validation)"
+LONGEST = "longest per task"
 ALL = "all"
 
 
@@ -157,9 +158,11 @@ def selection() -> dict:
 
 
 def selected_runs(finished: bool = False, lr: str | None = None) -> pd.DataFrame:
-    """Runs of the sidebar's store, tasks, parameterizations, model size and learning rate (finished: status
-    ok only). The lr choice (`lr` overrides the sidebar's): BEST keeps each cell's best lr by validation
-    loss (core.findings.best_lr), ALL keeps every lr, a number keeps that lr."""
+    """Runs of the sidebar's store, tasks, parameterizations, model size, training length and learning rate
+    (finished: status ok only). Training length: LONGEST keeps each task at the most steps it was trained
+    (findings.at_longest), a number keeps that length. The lr choice (`lr` overrides the sidebar's): BEST
+    keeps each cell's best lr by validation loss (core.findings.best_lr), ALL keeps every lr, a number keeps
+    that lr."""
     sel = selection()
     df = runs(sel["store"])
     if df.empty:
@@ -167,6 +170,8 @@ def selected_runs(finished: bool = False, lr: str | None = None) -> pd.DataFrame
     df = df[df.task.isin(sel["tasks"]) & df.attention.isin(sel["attentions"])]
     if sel["size"]:
         df = df[size_labels(df) == sel["size"]]
+    steps = sel.get("steps", LONGEST)
+    df = findings.at_longest(df) if steps == LONGEST else df[df.steps.astype(str) == str(steps)]
     choice = lr or sel.get("lr", BEST)
     if choice == BEST:
         df = findings.at_best_lr(df)

@@ -1,12 +1,17 @@
 """Every page through streamlit's AppTest: no exception, the widgets, and a trace per parameterization."""
 
+import base64
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import sweep, ui
+from core.config import TrainConfig
 from core.plots import COLORS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +38,7 @@ def open_page(page: str, **params) -> AppTest:
         at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert [w.label for w in at.sidebar.multiselect] == ["Tasks", "Parameterizations"]
-    assert [w.label for w in at.sidebar.selectbox] == ["Store", "Model size", "Learning rate"]
+    assert [w.label for w in at.sidebar.selectbox] == ["Store", "Model size", "Training steps", "Learning rate"]
     return at
 
 
@@ -263,3 +268,23 @@ def test_a_run_whose_weights_are_missing_or_broken_is_skipped_with_a_warning(pag
     warning = " ".join(w.value for w in at.get("warning"))
     assert f"weights/{gone}.safetensors" in warning and f"weights/{broken}.safetensors" in warning
     assert len(at.get("plotly_chart")) >= 1
+
+
+def test_the_steps_choice_reads_each_task_at_its_longest_training_unless_one_length_is_picked(stores_root):
+    tiny, train = {"d_model": 16, "n_heads": 2}, TrainConfig(steps=10, eval_every=5, batch_size=8)
+    store = stores_root / "lengths"
+    for task, steps in (("reverse", 10), ("reverse", 20), ("sort", 10)):  # reverse retrained twice as long
+        sweep.run(store, sweep.plan(["standard"], [task], 1, replace(train, steps=steps), tiny), "cpu")
+
+    def last_steps(at) -> dict:
+        fig = specs(at)[0]
+        names = [a["text"] for a in fig["layout"]["annotations"]][:2]  # the small multiples' titles, in order
+        xs = [t["x"] for t in fig["data"] if t["name"] == "standard"]  # plotly's typed arrays: dtype + base64
+        return {name: int(np.frombuffer(base64.b64decode(x["bdata"]), x["dtype"]).max()) for name, x in zip(names, xs)}
+
+    at = open_page("loss_curves", store="lengths")
+    assert at.sidebar.selectbox(key="steps").value == ui.LONGEST
+    assert last_steps(at) == {"reverse": 20, "sort": 10}
+    at = open_page("loss_curves", store="lengths", steps="10")
+    assert at.sidebar.selectbox(key="steps").value == "10" and at.query_params["steps"] == "10"
+    assert last_steps(at) == {"reverse": 10, "sort": 10}

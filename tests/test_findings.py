@@ -123,3 +123,12 @@ def test_mechanism_sentence_is_computed_from_update_sizes():
     both = pd.concat([runs([("standard", "a", [0.1], [1.0])], 3e-3), runs([("stacked", "a", [0.1], [1.0])], 1e-3)])
     text = findings.mechanism(sizes, both)
     assert "moves 2.8× as far per step" in text and "range 2.5–3.0×" in text and "0.33" in text
+
+
+def test_each_task_is_read_at_its_longest_training():
+    short = runs([("standard", "a", [0.9, 0.9], [0.2, 0.2]), ("stacked", "a", [0.9], [0.2]),
+                  ("standard", "b", [0.1], [1.0])])  # fmt: skip
+    long = runs([("standard", "a", [0.1, 0.1], [1.0, 1.0]), ("stacked", "a", [0.2], [0.9])]).assign(steps=1600)
+    kept = findings.at_longest(pd.concat([short, long], ignore_index=True))
+    assert set(zip(kept.task, kept.steps)) == {("a", 1600), ("b", 800)}  # b was never retrained: it stays
+    assert len(kept) == 4 and findings.at_longest(kept.iloc[0:0]).empty
