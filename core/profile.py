@@ -80,3 +80,43 @@ def ablate_step(device, steps: int = 60, rounds: int = 3, attention: str = "stan
     whole = best.pop("whole step")
     head = f"== ablation: {attention}, ensemble of 3, {torch.get_num_threads()} threads: {whole:.1f} ms per step =="
     return "\n".join([head] + [f"{k:>18}: {whole - ms:4.1f} ms ({(whole - ms) / whole:.0%})" for k, ms in best.items()])
+
+
+def _stamp(stamps: list[float]):
+    return lambda step: stamps.append(time.perf_counter())
+
+
+def compile_check(device, steps: int = 60, task: str = "associative_recall") -> str:
+    """Does torch.compile pay for one job of the bundled grid (standard, `task`, 4 lrs x 5 seeds = 20 members)?
+    The same job trained eager and compiled, with a cold inductor cache (a fresh directory, as a new
+    machine has): the compiled run's first step holds its compile time; steady ms/step is the median
+    step after the 20th. Returns the lines `bench --profile` prints."""
+    import os
+    import statistics
+    import tempfile
+
+    from .config import LR_GRID
+
+    t = make_task(TaskConfig(task))
+    cfg = ModelConfig(vocab_size=t.vocab_size, max_len=t.seq_len)
+    seeds, lrs = list(range(5)) * len(LR_GRID), [lr for lr in LR_GRID for _ in range(5)]
+    train = TrainConfig(steps=steps, eval_every=steps)
+    out, losses = [], []
+    with tempfile.TemporaryDirectory() as cache, mock.patch.dict(os.environ, {"TORCHINDUCTOR_CACHE_DIR": cache}):
+        for compiled in (False, True):
+            stamps: list[float] = []
+            t0 = time.perf_counter()
+            results = train_ensemble(cfg, TaskConfig(task), train, seeds, device, _stamp(stamps), lrs=lrs,
+                                     compile=compiled)  # fmt: skip
+            gaps = [b - a for a, b in zip(stamps[20:], stamps[21:])]
+            out.append((stamps[0] - t0, 1000 * statistics.median(gaps)))
+            losses.append([r.final["test_loss"] for r in results])
+    (first_e, step_e), (first_c, step_c) = out
+    gap = max(abs(a - b) for a, b in zip(*losses))
+    compile_s = first_c - first_e
+    breakeven = compile_s / max(1e-9, (step_e - step_c) / 1000)
+    return (
+        f"torch.compile, one job (standard, {task}, 20 members, {torch.get_num_threads()} threads): eager "
+        f"{step_e:.0f} ms/step, compiled {step_c:.0f} ms/step ({step_e / step_c:.2f}x); compiling cost "
+        f"{compile_s:.0f} s cold, so it pays after {breakeven:.0f} steps of this job; test-loss gap {gap:.1e}"
+    )

@@ -164,12 +164,15 @@ def train_ensemble(
     on_step: Callable[[int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     lrs: list[float] | None = None,
+    compile: bool = False,
 ) -> list[RunResult] | None:
     """Train one model per member together; member i is (seeds[i], lrs[i]), lrs defaulting to train_cfg.lr.
     Returns one RunResult per member in that order, or None if stopped.
 
     Members of one lr share one slice of the stacked parameters, and each slice is its own AdamW param
-    group: the optimizer (fused AdamW), the schedule and clipping act per member exactly as alone."""
+    group: the optimizer (fused AdamW), the schedule and clipping act per member exactly as alone.
+    compile: the training loss (forward, and its backward through AOTAutograd) goes through torch.compile;
+    `python -m core bench --profile` measures whether that pays, compile time included."""
     device = torch.device(device) if device is not None else default_device()
     lrs = [train_cfg.lr] * len(seeds) if lrs is None else [float(lr) for lr in lrs]
     if len(lrs) != len(seeds):
@@ -191,6 +194,9 @@ def train_ensemble(
 
     def loss_fn(x, y, m):  # x (E, B, T) -> (E,)
         return masked_ce(functional_call(base, (stacked(), buffers), (x,)), y, m)
+
+    if compile:
+        loss_fn = torch.compile(loss_fn, dynamic=False)
 
     def eval_fn(x, y, m):  # one eval set (N, T) for all members -> (E,), (E,)
         x, y, m = (t.expand(E, *t.shape) for t in (x, y, m))
