@@ -59,15 +59,8 @@ def _rows(store, run_ids, files: dict) -> list[dict]:
     return rows
 
 
-def append(store, run_ids) -> None:
-    """Index these (just written) runs: one new segment."""
-    files = listing_of(store, run_ids)
-    rows = _rows(store, [r for r in run_ids if r in files], files)
-    if rows:
-        rf.write_table(Path(store) / "index" / f"{_segment_name()}.parquet", pd.DataFrame(rows), {"kind": "index"})
-
-
-def listing_of(store, run_ids) -> dict[str, tuple[int, int]]:
+def _stat_of(store, run_ids) -> dict[str, tuple[int, int]]:
+    """listing() of just these runs (those whose file exists)."""
     out = {}
     for rid in run_ids:
         try:
@@ -76,6 +69,14 @@ def listing_of(store, run_ids) -> dict[str, tuple[int, int]]:
             continue
         out[rid] = (s.st_size, s.st_mtime_ns)
     return out
+
+
+def append(store, run_ids) -> None:
+    """Index these (just written) runs: one new segment."""
+    files = _stat_of(store, run_ids)
+    rows = _rows(store, [r for r in run_ids if r in files], files)
+    if rows:
+        rf.write_table(Path(store) / "index" / f"{_segment_name()}.parquet", pd.DataFrame(rows), {"kind": "index"})
 
 
 def _segments(store) -> list[Path]:
