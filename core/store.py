@@ -48,6 +48,11 @@ from .runfile import (  # noqa: F401 - the store's interface
 
 # the command that made data/
 BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr grid --eval-every 50 --store data"
+# then seeds 5-9 on the one discriminating task (resume trains only those)
+BUNDLED_MORE_SEEDS = (
+    "python -m core sweep --attention all --task associative_recall --seeds 10 --lr grid --eval-every 50 --store data"
+)
+BUNDLED_SWEEPS = (BUNDLED_SWEEP, BUNDLED_MORE_SEEDS)
 
 
 def provenance(command: str | None = None) -> dict:

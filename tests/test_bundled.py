@@ -8,29 +8,34 @@ from core import findings, sweep
 from core import store as st
 from core.attention import ATTENTION
 from core.config import LR_GRID, TrainConfig
-from core.store import BUNDLED_SWEEP
+from core.store import BUNDLED_SWEEP, BUNDLED_SWEEPS
 from core.tasks import TASKS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SEEDS = 5
+MORE_SEEDS = {"associative_recall": 10}  # the discriminating task, by the second documented command
 
 
 def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
     runs = st.load_runs(DATA)
     assert set(runs.status) <= {"ok", "diverged"}
     jobs = sweep.plan(list(ATTENTION), list(TASKS), SEEDS, TrainConfig(eval_every=50), lrs=LR_GRID)
+    for task, n in MORE_SEEDS.items():
+        jobs += sweep.plan(list(ATTENTION), [task], n, TrainConfig(eval_every=50), lrs=LR_GRID)
     expected = {rid for j in jobs for rid in j.run_ids().values()}
-    assert set(runs.run_id) == expected, "data/ is stale: regenerate it with the README's command"
+    assert set(runs.run_id) == expected, "data/ is stale: regenerate it with the README's commands"
     grid = runs.groupby(["attention", "task", "lr"]).seed.apply(sorted)
-    assert len(grid) == len(ATTENTION) * len(TASKS) * len(LR_GRID) and all(s == list(range(SEEDS)) for s in grid)
-    assert (runs.n_ensemble == SEEDS * len(LR_GRID)).all()  # every member trained in its configuration's ensemble
+    assert len(grid) == len(ATTENTION) * len(TASKS) * len(LR_GRID)
+    assert all(s == list(range(MORE_SEEDS.get(task, SEEDS))) for (_, task, _), s in grid.items())
+    assert (runs.n_ensemble == SEEDS * len(LR_GRID)).all()  # every member trained in a 20-member ensemble
 
 
 def test_bundled_provenance_names_the_documented_command():
-    for p in st.provenance_of(DATA):
-        assert p["command"] == BUNDLED_SWEEP and p["versions"]["torch"].startswith("2.13")
+    commands = {p["command"] for p in st.provenance_of(DATA)}
+    assert commands == set(BUNDLED_SWEEPS)
+    assert all(p["versions"]["torch"].startswith("2.13") for p in st.provenance_of(DATA))
     readme = (DATA.parent / "README.md").read_text()
-    assert BUNDLED_SWEEP in readme
+    assert all(c in readme for c in BUNDLED_SWEEPS)
 
 
 def test_bundled_metrics_load_and_weights_are_kept_for_the_best_lr_runs():
@@ -66,17 +71,17 @@ def test_bundled_data_is_small_enough_for_community_cloud():
     assert isinstance(st.load_named(DATA, "bench"), pd.DataFrame)
 
 
-def test_the_bundled_sweep_measured_itself():
-    """README's sweep wall time and utilisation come from data/bench/sweep-*.parquet, written by that sweep."""
-    rec = st.load_named(DATA, "bench").query("kind == 'sweep'")
-    assert len(rec) == 1
-    rec = rec.iloc[0]
-    n_jobs = len(ATTENTION) * len(TASKS)
-    assert (rec.jobs, rec.runs, rec.steps) == (n_jobs, n_jobs * SEEDS * len(LR_GRID), 800)
-    assert 0 < rec.utilisation < 1 and abs(rec.utilisation - rec.gflops / rec.peak_gflops) < 1e-9
-    assert rec.utilisation < rec.step_utilisation < 1  # the steps alone: no evaluation, start-up or waiting
-    (path,) = (DATA / "bench").glob("sweep-*.parquet")
-    assert st.read_meta(path)["provenance"]["command"] == BUNDLED_SWEEP
+def test_the_bundled_sweeps_measured_themselves():
+    """README's sweep wall time and utilisation come from data/bench/sweep-*.parquet, written by each sweep."""
+    records = {st.read_meta(p)["provenance"]["command"]: p for p in (DATA / "bench").glob("sweep-*.parquet")}
+    assert set(records) == set(BUNDLED_SWEEPS)
     readme = (DATA.parent / "README.md").read_text()
-    minutes, seconds = divmod(round(rec.seconds), 60)
-    assert f"{minutes} min {seconds} s" in readme and f"{rec.step_utilisation:.0%}" in readme
+    n_jobs = len(ATTENTION) * len(TASKS)
+    for command, runs in ((BUNDLED_SWEEP, n_jobs * SEEDS * len(LR_GRID)),
+                          (BUNDLED_SWEEPS[1], len(ATTENTION) * 5 * len(LR_GRID))):  # fmt: skip
+        rec = pd.read_parquet(records[command]).iloc[0]
+        assert (rec.runs, rec.steps) == (runs, 800)
+        assert 0 < rec.utilisation < 1 and abs(rec.utilisation - rec.gflops / rec.peak_gflops) < 1e-9
+        assert rec.utilisation < rec.step_utilisation < 1  # the steps alone: no evaluation, start-up or waiting
+        minutes, seconds = divmod(round(rec.seconds), 60)
+        assert f"{minutes} min {seconds} s" in readme and f"{rec.step_utilisation:.0%}" in readme
