@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import store, stores, ui
+from core import stores, ui
 from core.plots import ordered
 from core.tasks import TASKS
 
@@ -65,7 +65,7 @@ def sidebar() -> dict:
             "all: every lr (the Learning rate and Overview pages); or one fixed lr for every parameterization",
         )
         with st.expander("Provenance"):
-            for p in store.provenance_of(path, runs)[:3]:
+            for p in ui.provenance(path)[:3]:
                 st.caption(f"`{p['command']}` · {p['date']} · torch {p['versions'].get('torch', '?')}")
     return {"store": str(path), "store_name": name, "tasks": chosen_tasks, "attentions": chosen, "size": size,
             "steps": steps, "lr": lr}  # fmt: skip

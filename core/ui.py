@@ -92,6 +92,16 @@ def runs(store) -> pd.DataFrame:
     return _runs(str(store), fingerprint(store))
 
 
+@st.cache_data(show_spinner=False)
+def _provenance(store: str, fp: tuple) -> list[dict]:
+    return st_store.provenance_of(store, _runs(store, fp))
+
+
+def provenance(store) -> list[dict]:
+    """The commands that made a store's runs, newest first (read once per change of the store)."""
+    return _provenance(str(store), fingerprint(store))
+
+
 def _store() -> str:
     return selection()["store"]
 
