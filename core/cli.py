@@ -183,17 +183,38 @@ def cmd_summary(args, parser):
 
 
 def add_prune(sub):
-    p = sub.add_parser("prune", help="keep weights and patterns only for runs at their cell's best lr (data/ size)")
+    p = sub.add_parser(
+        "prune",
+        help="keep weights and patterns only for the runs the pages read (data/ size): each cell's best lr "
+        "at its task's longest training",
+    )
     p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    p.add_argument(
+        "--max-seeds", type=bounded_int("max-seeds", 1000), default=None,
+        help="keep weights for at most this many seeds per cell, the lowest (default: every seed)",
+    )  # fmt: skip
     p.set_defaults(func=cmd_prune)
 
 
-def cmd_prune(args, parser):
+def weights_to_keep(runs, max_seeds: int | None = None) -> set[str]:
+    """The run ids whose weights prune keeps: each cell's best-lr runs at its task's longest training (what the
+    pages show by default), the lowest `max_seeds` seeds of each."""
     from . import findings
+
+    best = findings.at_best_lr(findings.at_longest(runs))
+    if max_seeds is not None:
+        cell = [c for c in findings.CELL if c in best.columns]
+        best = best[best.groupby(cell).seed.rank(method="first") <= max_seeds]
+    return set(best.run_id)
+
+
+def cmd_prune(args, parser):
     from . import store as st
 
     runs = st.load_runs(args.store)
-    keep = set(findings.at_best_lr(runs).run_id)
+    if runs.empty:
+        parser.error(f"--store: no runs in {args.store!r}")
+    keep = weights_to_keep(runs, args.max_seeds)
     removed = st.drop_weights(args.store, [r for r in runs.run_id if r not in keep])
     print(f"kept the weights of {len(keep)} best-lr runs, removed {removed} others' (their metrics stay)")
 

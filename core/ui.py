@@ -203,13 +203,15 @@ def _readable_weights(store: str, run_ids: tuple, fp: tuple) -> tuple[tuple, tup
 
 def with_weights(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs whose weights file is there and readable; one warning names the others' files (relative to
-    the store: a pruned store keeps weights for its best-lr runs only)."""
+    the store), and says why a pruned store lacks them."""
     if runs.empty:
         return runs
     ok, bad = _readable_weights(_store(), tuple(sorted(runs.run_id)), fingerprint(_store()))
     if bad:
         names = ", ".join(f"weights/{rid}.safetensors" for rid in bad[:5]) + (" …" if len(bad) > 5 else "")
-        st.warning(f"Skipping {len(bad)} run(s) whose weights file is missing or unreadable: {names}")
+        st.warning(f"Skipping {len(bad)} run(s) whose weights file is missing or unreadable: {names}. "
+                   "`python -m core prune` keeps weights only for each cell's best-lr runs at its task's longest "
+                   "training (`--max-seeds N`: their lowest N seeds).")  # fmt: skip
     return runs[runs.run_id.isin(ok)]
 
 

@@ -86,11 +86,12 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
         (["bench", "--quick", "--device", "tpu"], "--device"),
         (["bench", "--quick", "--workers", "0"], "--workers"),
         (["bench", "--quick", "--training-rounds", "0"], "--training-rounds"),
+        (["prune", "--max-seeds", "0"], "--max-seeds"),
     ],
 )
 def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, capsys, argv, flag):
     store = tmp_path / "store"
-    args = argv if argv[0] == "bench" else ["sweep", *argv]  # sweep's flags unless the case names bench
+    args = argv if argv[0] in ("bench", "prune") else ["sweep", *argv]  # sweep's flags unless the case names another
     with pytest.raises(SystemExit) as err:
         main([*args, "--store", str(store)])
     assert err.value.code == 2
@@ -129,6 +130,22 @@ def test_lr_grid_trains_every_seed_at_every_lr_and_summary_reports_the_best(tmp_
     assert "trained 1 runs" in capsys.readouterr().out
     again = st.load_runs(tmp_path).set_index("run_id")
     assert again.n_ensemble[runs.run_id.iloc[0]] == 1 and (again.n_ensemble.drop(runs.run_id.iloc[0]) == 4).all()
+
+
+def test_prune_keeps_weights_for_the_best_lr_at_each_tasks_longest_training_lowest_seeds_first(tmp_path, capsys):
+    grid = ["--attention", "standard", "--task", "reverse", "--seeds", "3", "--lr", "1e-3,1e-2"]
+    sweep(tmp_path, *grid)
+    sweep(tmp_path, *grid[:-2], "--lr", "1e-3", "--steps", "30")  # a longer training of one lr
+    runs = st.load_runs(tmp_path)
+    assert len(runs) == 9 and len(list((tmp_path / "weights").glob("*.safetensors"))) == 9
+    main(["prune", "--store", str(tmp_path), "--max-seeds", "2"])
+    kept = {p.stem for p in (tmp_path / "weights").glob("*.safetensors")}
+    longest = runs[runs.steps == 30]
+    assert kept == set(longest[longest.seed < 2].run_id)  # 20-step runs are not what the pages read
+    assert "kept the weights of 2 best-lr runs, removed 7" in capsys.readouterr().out
+    assert len(st.load_runs(tmp_path)) == 9  # metrics stay
+    main(["prune", "--store", str(tmp_path)])  # no cap: nothing more to remove, nothing comes back
+    assert {p.stem for p in (tmp_path / "weights").glob("*.safetensors")} == kept
 
 
 def test_summary_prints_a_skipped_file_as_one_warning_line(tmp_path):
