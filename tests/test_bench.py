@@ -4,8 +4,8 @@ import torch
 
 from core import store as st
 from core.attention import ATTENTION
-from core.bench import REFERENCE
 from core.cli import main
+from core.layer_bench import REFERENCE
 
 
 def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
@@ -39,7 +39,7 @@ def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
 def test_cpu_attention_flops_are_counted():
     """torch's FlopCounterMode leaves the CPU flash kernel out; core.flops counts it as torch counts CUDA's."""
     from core.attention.base import SHORT_SEQ
-    from core.bench import layer, layer_flops
+    from core.layer_bench import layer, layer_flops
 
     B, T, D, H = 2, SHORT_SEQ + 36, 32, 4
     x = torch.randn(B, T, D, requires_grad=True)
