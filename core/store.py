@@ -52,7 +52,12 @@ BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr 
 BUNDLED_MORE_SEEDS = (
     "python -m core sweep --attention all --task associative_recall --seeds 10 --lr grid --eval-every 50 --store data"
 )
-BUNDLED_SWEEPS = (BUNDLED_SWEEP, BUNDLED_MORE_SEEDS)
+# then that task again at twice the steps, so a "fails" there is not a truncation artefact
+BUNDLED_LONGER = (
+    "python -m core sweep --attention all --task associative_recall --seeds 10 --lr grid --steps 1600 "
+    "--eval-every 50 --store data"
+)
+BUNDLED_SWEEPS = (BUNDLED_SWEEP, BUNDLED_MORE_SEEDS, BUNDLED_LONGER)
 
 
 def provenance(command: str | None = None) -> dict:

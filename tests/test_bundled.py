@@ -8,12 +8,14 @@ from core import findings, sweep
 from core import store as st
 from core.attention import ATTENTION
 from core.config import LR_GRID, TrainConfig
-from core.store import BUNDLED_SWEEP, BUNDLED_SWEEPS
+from core.store import BUNDLED_LONGER, BUNDLED_MORE_SEEDS, BUNDLED_SWEEP, BUNDLED_SWEEPS
 from core.tasks import TASKS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SEEDS = 5
 MORE_SEEDS = {"associative_recall": 10}  # the discriminating task, by the second documented command
+LONGER = {"associative_recall": 1600}  # and again at these steps, by the third
+WEIGHT_SEEDS = 5  # `python -m core prune --store data --max-seeds 5`
 
 
 def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
@@ -22,12 +24,16 @@ def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
     jobs = sweep.plan(list(ATTENTION), list(TASKS), SEEDS, TrainConfig(eval_every=50), lrs=LR_GRID)
     for task, n in MORE_SEEDS.items():
         jobs += sweep.plan(list(ATTENTION), [task], n, TrainConfig(eval_every=50), lrs=LR_GRID)
+        longer = TrainConfig(steps=LONGER[task], eval_every=50)
+        jobs += sweep.plan(list(ATTENTION), [task], n, longer, lrs=LR_GRID)
     expected = {rid for j in jobs for rid in j.run_ids().values()}
     assert set(runs.run_id) == expected, "data/ is stale: regenerate it with the README's commands"
-    grid = runs.groupby(["attention", "task", "lr"]).seed.apply(sorted)
-    assert len(grid) == len(ATTENTION) * len(TASKS) * len(LR_GRID)
-    assert all(s == list(range(MORE_SEEDS.get(task, SEEDS))) for (_, task, _), s in grid.items())
-    assert (runs.n_ensemble == SEEDS * len(LR_GRID)).all()  # every member trained in a 20-member ensemble
+    grid = runs.groupby(["attention", "task", "steps", "lr"]).seed.apply(sorted)
+    assert len(grid) == len(ATTENTION) * (len(TASKS) + len(LONGER)) * len(LR_GRID)
+    assert all(s == list(range(MORE_SEEDS.get(task, SEEDS))) for (_, task, _, _), s in grid.items())
+    # each sweep trained whole ensembles: 20 members (5 seeds x 4 lrs, the resumed seeds 5-9 too) or, at 1600
+    # steps, 40 (10 seeds x 4 lrs)
+    assert (runs.n_ensemble == runs.steps.map({800: SEEDS * len(LR_GRID), 1600: 10 * len(LR_GRID)})).all()
 
 
 def test_bundled_provenance_names_the_documented_command():
@@ -42,9 +48,10 @@ def test_bundled_metrics_load_and_weights_are_kept_for_the_best_lr_runs():
     runs = st.load_runs(DATA)
     m = st.load_metrics(DATA, runs.run_id[:5])
     assert set(m.metric) >= {"train_loss", "val_loss", "val_acc", "test_loss", "test_acc", "update_qk.0"}
-    best = set(findings.at_best_lr(runs).run_id)
+    best = findings.at_best_lr(findings.at_longest(runs))  # what the pages read by default
     kept = {p.stem for p in (DATA / "weights").glob("*.safetensors")}
-    assert kept == best  # `python -m core prune --store data`
+    assert kept == set(best[best.seed < WEIGHT_SEEDS].run_id)
+    assert set(runs[runs.run_id.isin(kept)].groupby("task").steps.max()) == {800, 1600}
     layers = st.load_head_weights(DATA, next(iter(best)))
     assert layers[0]["W_QK"].shape == (4, 64, 64)
 
@@ -77,10 +84,11 @@ def test_the_bundled_sweeps_measured_themselves():
     assert set(records) == set(BUNDLED_SWEEPS)
     readme = (DATA.parent / "README.md").read_text()
     n_jobs = len(ATTENTION) * len(TASKS)
-    for command, runs in ((BUNDLED_SWEEP, n_jobs * SEEDS * len(LR_GRID)),
-                          (BUNDLED_SWEEPS[1], len(ATTENTION) * 5 * len(LR_GRID))):  # fmt: skip
+    for command, runs, steps in ((BUNDLED_SWEEP, n_jobs * SEEDS * len(LR_GRID), 800),
+                                 (BUNDLED_MORE_SEEDS, len(ATTENTION) * 5 * len(LR_GRID), 800),
+                                 (BUNDLED_LONGER, len(ATTENTION) * 10 * len(LR_GRID), 1600)):  # fmt: skip
         rec = pd.read_parquet(records[command]).iloc[0]
-        assert (rec.runs, rec.steps) == (runs, 800)
+        assert (rec.runs, rec.steps) == (runs, steps)
         assert 0 < rec.utilisation < 1 and abs(rec.utilisation - rec.gflops / rec.peak_gflops) < 1e-9
         assert rec.utilisation < rec.step_utilisation < 1  # the steps alone: no evaluation, start-up or waiting
         minutes, seconds = divmod(round(rec.seconds), 60)
