@@ -52,7 +52,7 @@ def test_bundled_metrics_load_and_weights_are_kept_for_the_best_lr_runs():
     kept = {p.stem for p in (DATA / "weights").glob("*.safetensors")}
     assert kept == set(best[best.seed < WEIGHT_SEEDS].run_id)
     assert set(runs[runs.run_id.isin(kept)].groupby("task").steps.max()) == {800, 1600}
-    layers = st.load_head_weights(DATA, next(iter(best)))
+    layers = st.load_head_weights(DATA, next(iter(kept)))
     assert layers[0]["W_QK"].shape == (4, 64, 64)
 
 
