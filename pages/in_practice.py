@@ -27,7 +27,7 @@ if pre.empty:
 
 pre = pre.rename(columns={"model": "attention"})
 runs = ui.selected_runs(finished=True)
-runs = runs[runs.attention == "standard"]
+runs = ui.with_weights(runs[runs.attention == "standard"])  # a pruned store keeps some runs' weights only
 ours = pd.DataFrame()
 if not runs.empty:
     ours = ui.head_metrics(runs.run_id).assign(attention="standard", kind="ours")
