@@ -145,7 +145,8 @@ def cmd_sweep(args, parser):
         print(
             f"{minutes} min {seconds} s wall, {r.gflops:.1f} GFLOP/s = {r.utilisation:.0%} "
             f"of the float32 matmul peak measured here ({r.peak_gflops:.0f} GFLOP/s at {threads} threads); "
-            f"training steps alone: {r.step_utilisation:.0%} of it"
+            f"training steps alone: {r.step_utilisation:.0%} of it; at that peak its FLOPs would still take "
+            f"{r.gflop / r.peak_gflops / 60:.1f} min"
         )
     if counts["failed"]:
         print(

@@ -34,20 +34,25 @@ bench = ui.named("bench")
 sw = bench[bench.kind == "sweep"] if "kind" in bench else bench.iloc[0:0]
 if not sw.empty:
     st.subheader("The sweeps that made these runs")
-    cols = ["jobs", "runs", "steps", "threads", "seconds", "runs_per_min", "gflops", "peak_gflops", "utilisation",
-            "step_utilisation"]  # fmt: skip
+    sw = sw.assign(seconds_at_peak=sw.gflop / sw.peak_gflops)  # every FLOP at the measured peak: a floor
+    cols = ["jobs", "runs", "steps", "threads", "seconds", "seconds_at_peak", "runs_per_min", "gflops",
+            "peak_gflops", "utilisation", "step_utilisation"]  # fmt: skip
     sw = sw[[c for c in cols if c in sw]].astype({"jobs": int, "runs": int, "steps": int, "threads": int})
     number, share = st.column_config.NumberColumn, st.column_config.ProgressColumn
     st.dataframe(sw, hide_index=True, width="stretch", column_config={
-        "seconds": number(format="%.0f"), "runs_per_min": number(format="%.1f"), "gflops": number(format="%.1f"),
+        "seconds": number(format="%.0f"), "seconds_at_peak": number(format="%.0f"),
+        "runs_per_min": number(format="%.1f"), "gflops": number(format="%.1f"),
         "peak_gflops": number(format="%.0f"), "utilisation": share(min_value=0, max_value=1, format="%.2f"),
         "step_utilisation": share(min_value=0, max_value=1, format="%.2f")})  # fmt: skip
     ui.download(sw, "bench-sweep")
     st.caption(
-        "Measured by `python -m core sweep` itself: wall time of the last sweep that trained anything, and its "
-        "FLOP/s (every training step and evaluation, counted by FlopCounterMode) over a float32 matmul peak "
-        "measured just before and after it at all the threads it used. `step_utilisation`: the training steps "
-        "alone, their FLOPs over the thread-seconds spent in them, against one thread's share of that peak."
+        f"Measured by `python -m core sweep` itself, one row per sweep ({len(sw)} here: "
+        f"{sw.seconds.sum() / 60:.0f} min of wall time in all): its wall time and its FLOP/s (every training step "
+        "and evaluation, counted by FlopCounterMode) over a float32 matmul peak measured just before and after "
+        "it at all the threads it used. `seconds_at_peak`: the sweep's FLOPs at that peak, the least time this "
+        f"machine could take for them ({sw.seconds_at_peak.sum() / 60:.0f} min in all). `step_utilisation`: "
+        "the training steps alone, their FLOPs over the thread-seconds spent in them, against one thread's "
+        "share of that peak."
     )
 
 st.subheader("One attention layer, forward + backward")

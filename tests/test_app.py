@@ -242,9 +242,14 @@ def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_roo
 
     from core import store as st
 
-    tr = _training_table(open_page("runtime"))
+    at = open_page("runtime")
+    tr = _training_table(at)
     assert list(tr.engine)[0] == "plain loop" and {"rounds", "speedup_min", "speedup_max"} <= set(tr.columns)
     assert ((tr.speedup_min <= tr.speedup) & (tr.speedup <= tr.speedup_max)).all()
+    # each sweep's floor: its FLOPs at the measured peak, less than its wall time exactly as utilisation < 1
+    sw = next(df.value for df in at.dataframe if "seconds_at_peak" in df.value)
+    assert sw.seconds_at_peak.to_numpy() == pytest.approx((sw.seconds * sw.utilisation).to_numpy(), rel=1e-6)
+    assert (sw.seconds_at_peak < sw.seconds).all()
     # a store benchmarked before paired rounds (no rounds, no speedup range) still shows its table
     shutil.copytree(ROOT / "data" / "bench", stores_root / "old" / "bench")
     shutil.copytree(ROOT / "data" / "runs", stores_root / "old" / "runs")

@@ -46,6 +46,7 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
     assert (rec.kind, rec.jobs, rec.runs, rec.steps) == ("sweep", 2, 4, 20)
     assert rec.seconds > 0 and 0 < rec.gflops < rec.peak_gflops
     assert rec.utilisation == pytest.approx(rec.gflops / rec.peak_gflops)
+    assert f"at that peak its FLOPs would still take {rec.gflop / rec.peak_gflops / 60:.1f} min" in out
     tiny_train, tiny_model = TrainConfig(steps=20, eval_every=10), {"d_model": 16, "n_heads": 2}
     tiny = sweep_mod.plan(["standard"], ["reverse"], 1, tiny_train, tiny_model)
     assert rec.gflop > 4 * run_flops(tiny[0]) / 1e9  # standard's two seeds, and bilinear's two, which cost more
