@@ -21,7 +21,7 @@ from . import sweep
 from .config import LR_GRID, TrainConfig
 from .flops import matmul_peak, run_flops
 from .layer_bench import FULL_GRID, QUICK_GRID, REFERENCE, attention_bench
-from .profile import ablate_step, compile_check, profile_training
+from .profile import ablate_step, compile_check, ensemble_scaling, profile_training
 from .reference import train_plain
 from .train import default_device
 from .workers import default_workers, keep_freed_memory, threads_per_worker
@@ -180,7 +180,10 @@ def cmd_bench(args, parser):
         print(f"the store at {n_runs:,} runs (median seconds; a synthetic store in a temp directory):")
         print(sb[["what", "seconds", "target_seconds", "met"]].to_string(index=False, float_format="{:.3f}".format))
     if args.profile:
-        print(compile_check(device))
+        with num_threads(threads_per_worker(workers)):  # the bundled jobs' two sizes, as the sweep's workers run them
+            for n_seeds in (5, 10):
+                print(compile_check(device, n_seeds=n_seeds))
         print(profile_training(device))
         with num_threads(threads_per_worker(workers)):  # a step as the sweep's workers run it
             print(ablate_step(device))
+            print(ensemble_scaling(device))

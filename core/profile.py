@@ -8,6 +8,7 @@ a real step, memory traffic included.
 
 import time
 from contextlib import nullcontext
+from dataclasses import replace
 from unittest import mock
 
 import torch
@@ -86,8 +87,8 @@ def _stamp(stamps: list[float]):
     return lambda step: stamps.append(time.perf_counter())
 
 
-def compile_check(device, steps: int = 60, task: str = "associative_recall") -> str:
-    """Does torch.compile pay for one job of the bundled grid (standard, `task`, 4 lrs x 5 seeds = 20 members)?
+def compile_check(device, steps: int = 60, task: str = "associative_recall", n_seeds: int = 5) -> str:
+    """Does torch.compile pay for one job of the bundled grid (standard, `task`, 4 lrs x n_seeds members)?
     The same job trained eager and compiled, with a cold inductor cache (a fresh directory, as a new
     machine has): the compiled run's first step holds its compile time; steady ms/step is the median
     step after the 20th. Returns the lines `bench --profile` prints."""
@@ -99,7 +100,7 @@ def compile_check(device, steps: int = 60, task: str = "associative_recall") -> 
 
     t = make_task(TaskConfig(task))
     cfg = ModelConfig(vocab_size=t.vocab_size, max_len=t.seq_len)
-    seeds, lrs = list(range(5)) * len(LR_GRID), [lr for lr in LR_GRID for _ in range(5)]
+    seeds, lrs = list(range(n_seeds)) * len(LR_GRID), [lr for lr in LR_GRID for _ in range(n_seeds)]
     train = TrainConfig(steps=steps, eval_every=steps)
     out, losses = [], []
     with tempfile.TemporaryDirectory() as cache, mock.patch.dict(os.environ, {"TORCHINDUCTOR_CACHE_DIR": cache}):
@@ -116,7 +117,24 @@ def compile_check(device, steps: int = 60, task: str = "associative_recall") -> 
     compile_s = first_c - first_e
     breakeven = compile_s / max(1e-9, (step_e - step_c) / 1000)
     return (
-        f"torch.compile, one job (standard, {task}, 20 members, {torch.get_num_threads()} threads): eager "
+        f"torch.compile, one job (standard, {task}, {len(seeds)} members, {torch.get_num_threads()} threads): eager "
         f"{step_e:.0f} ms/step, compiled {step_c:.0f} ms/step ({step_e / step_c:.2f}x); compiling cost "
         f"{compile_s:.0f} s cold, so it pays after {breakeven:.0f} steps of this job; test-loss gap {gap:.1e}"
     )
+
+
+def ensemble_scaling(device, sizes=(1, 2, 4, 8, 20, 40), steps: int = 40) -> str:
+    """ms per member-step of the default model (standard, associative recall, one lr) for ensembles of
+    each size: whether a job's members would train faster split into smaller ensembles. Median step after
+    the 10th. Returns the lines `bench --profile` prints."""
+    import statistics
+
+    cfg, task_cfg, train = _default_run(steps)
+    lines = [f"== ensemble size: ms per member-step, {torch.get_num_threads()} threads =="]
+    train_ensemble(cfg, task_cfg, replace(train, steps=12), [0], device)  # warm-up: the first size pays no set-up
+    for E in sizes:
+        stamps: list[float] = []
+        train_ensemble(cfg, task_cfg, train, list(range(E)), device, _stamp(stamps))
+        ms = 1000 * statistics.median(b - a for a, b in zip(stamps[10:], stamps[11:]))
+        lines.append(f"{E:>4} members: {ms:7.1f} ms/step, {ms / E:5.1f} ms per member-step")
+    return "\n".join(lines)

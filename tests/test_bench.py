@@ -1,5 +1,6 @@
 """`python -m core bench --quick` runs and writes well-formed results (no timing is asserted)."""
 
+import pytest
 import torch
 
 from core import store as st
@@ -64,3 +65,13 @@ def test_ablation_times_the_step_with_each_operator_made_free_and_restores_it():
     assert [line.split(":")[0].strip() for line in lines[1:]] == list(ABLATIONS)
     assert {name: getattr(where, name) for where, name, _ in ABLATIONS.values()} == originals  # every operator is back
     assert not torch.equal(F.gelu(x), x)
+
+
+def test_ensemble_scaling_prints_one_line_per_size_with_its_per_member_share():
+    from core.profile import ensemble_scaling
+
+    lines = ensemble_scaling("cpu", sizes=(1, 3), steps=13).splitlines()
+    assert "ms per member-step" in lines[0] and len(lines) == 3
+    for line, E in zip(lines[1:], (1, 3)):
+        step, member = (float(part.split(" ms")[0].split()[-1]) for part in line.split(",")[:2])
+        assert line.startswith(f"{E:>4} members") and member == pytest.approx(step / E, abs=0.06)
