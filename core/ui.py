@@ -3,12 +3,10 @@
 Nothing here trains or imports torch; it reads the store through core.store and core.analysis.
 """
 
-from pathlib import Path
-
 import pandas as pd
 import streamlit as st
 
-from . import analysis, findings
+from . import cached, findings
 from . import store as st_store
 from .stores import BUNDLED, BUNDLED_NAME, ROOT  # noqa: F401 - the pages' names for them
 
@@ -29,136 +27,64 @@ def release_freed_memory() -> None:
         pass
 
 
-# ---- the store, cached -------------------------------------------------------------------
-def fingerprint(store) -> tuple:
-    """Changes whenever a run, bench, pretrained or analysis file is added, replaced or removed: the cache key.
-    Every write renames a file into its folder, which sets the folder's mtime, so four stats cover any
-    store size (globbing 10,000 runs on every call would not)."""
-    out = []
-    for sub in ("runs", "bench", "pretrained", "analysis"):
-        try:
-            out.append((Path(store) / sub).stat().st_mtime_ns)
-        except OSError:
-            out.append(0)
-    return tuple(out)
+# ---- the store, cached (core.cached), for the sidebar's store ---------------------------------
+chance_levels, random_baseline = cached.chance_levels, cached.random_baseline
 
 
-@st.cache_data(show_spinner=False)
-def _runs(store: str, fp: tuple) -> pd.DataFrame:
-    return st_store.load_runs(store)
-
-
-@st.cache_data(show_spinner=False)
-def _metrics(store: str, run_ids: tuple, names: tuple | None, fp: tuple) -> pd.DataFrame:
-    return st_store.load_metrics(store, run_ids, names)
-
-
-@st.cache_data(show_spinner="Computing similarity metrics and singular values…")
-def _analysed(store: str, run_ids: tuple, fp: tuple) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Both analyses of these runs' final weights, each file read once. Spectra are kept as the mean over
-    layers and heads per (run, matrix, index), which is all a page draws: a tenth of the rows."""
-    metrics, spectra = [], []
-    for rid in run_ids:
-        layers = st_store.load_head_weights(store, rid)
-        metrics.append(analysis.metrics_frame(layers, run_id=rid))
-        sp = analysis.spectra_frame(layers, run_id=rid)
-        spectra.append(sp.groupby(["run_id", "matrix", "index"], as_index=False)["value"].mean())
-    if not metrics:
-        return pd.DataFrame(), pd.DataFrame()
-    return _compact(pd.concat(metrics, ignore_index=True)), _compact(pd.concat(spectra, ignore_index=True))
-
-
-def _compact(df: pd.DataFrame) -> pd.DataFrame:
-    """Repeated strings as categories: the cache pickles and unpickles these frames on every call."""
-    return df.astype({c: "category" for c in ("run_id", "metric", "matrix") if c in df})
-
-
-@st.cache_data(show_spinner=False)
-def _named(store: str, kind: str, fp: tuple) -> pd.DataFrame:
-    return st_store.load_named(store, kind)
-
-
-@st.cache_data(show_spinner=False)
-def _table(store: str, kind: str, name: str, fp: tuple) -> pd.DataFrame:
-    return st_store.load_table(store, kind, name)
-
-
-def table(kind: str, name: str) -> pd.DataFrame:
-    """One named table of the sidebar's store (e.g. analysis/init), empty when absent."""
-    return _table(_store(), kind, name, fingerprint(_store()))
+def _here() -> tuple[str, tuple]:
+    store = selection()["store"]
+    return store, cached.fingerprint(store)
 
 
 def runs(store) -> pd.DataFrame:
-    return _runs(str(store), fingerprint(store))
-
-
-@st.cache_data(show_spinner=False)
-def _provenance(store: str, fp: tuple) -> list[dict]:
-    return st_store.provenance_of(store, _runs(store, fp))
+    return cached.runs(str(store), cached.fingerprint(store))
 
 
 def provenance(store) -> list[dict]:
     """The commands that made a store's runs, newest first (read once per change of the store)."""
-    return _provenance(str(store), fingerprint(store))
+    return cached.provenance(str(store), cached.fingerprint(store))
 
 
-def _store() -> str:
-    return selection()["store"]
-
-
-def metrics(run_ids, names=None) -> pd.DataFrame:
-    """Tidy metric rows of these runs in the sidebar's store: only the metrics named (a page loads what it shows)."""
-    names = None if names is None else tuple(sorted(names))
-    return _metrics(_store(), tuple(sorted(run_ids)), names, fingerprint(_store()))
-
-
-def head_metrics(run_ids) -> pd.DataFrame:
-    """Similarity metrics (run_id, layer, head, metric, value) of these runs' final weights."""
-    return _analysed(_store(), tuple(sorted(run_ids)), fingerprint(_store()))[0]
-
-
-def spectra(run_ids) -> pd.DataFrame:
-    """σ_i / σ_1 of W_QK and W_OV (run_id, matrix, index, value), the mean over layers and heads of each run."""
-    return _analysed(_store(), tuple(sorted(run_ids)), fingerprint(_store()))[1]
+def table(kind: str, name: str) -> pd.DataFrame:
+    """One named table of the sidebar's store (e.g. analysis/init), empty when absent."""
+    store, fp = _here()
+    return cached.table(store, kind, name, fp)
 
 
 def named(kind: str) -> pd.DataFrame:
     """The sidebar store's bench/ or pretrained/ tables."""
-    return _named(_store(), kind, fingerprint(_store()))
+    store, fp = _here()
+    return cached.named(store, kind, fp)
 
 
-@st.cache_data(show_spinner=False)
-def _qk_match(store: str, a: str, b: str, fp: tuple) -> list[float]:
-    wa, wb = st_store.load_head_weights(store, a), st_store.load_head_weights(store, b)
-    return [analysis.head_match(la["W_QK"], lb["W_QK"]) for la, lb in zip(wa, wb)]
+def metrics(run_ids, names=None) -> pd.DataFrame:
+    """Tidy metric rows of these runs in the sidebar's store: only the metrics named (a page loads what it shows)."""
+    store, fp = _here()
+    return cached.metrics(store, tuple(sorted(run_ids)), None if names is None else tuple(sorted(names)), fp)
+
+
+def head_metrics(run_ids) -> pd.DataFrame:
+    """Similarity metrics (run_id, layer, head, metric, value) of these runs' final weights."""
+    store, fp = _here()
+    return cached.analysed(store, tuple(sorted(run_ids)), fp)[0]
+
+
+def spectra(run_ids) -> pd.DataFrame:
+    """σ_i / σ_1 of W_QK and W_OV (run_id, matrix, index, value), the mean over layers and heads of each run."""
+    store, fp = _here()
+    return cached.analysed(store, tuple(sorted(run_ids)), fp)[1]
 
 
 def qk_match(a: str, b: str) -> list[float]:
     """Per layer, analysis.head_match of two runs' W_QK (the weights are read, compared and let go: only the
     numbers are cached)."""
-    return _qk_match(_store(), a, b, fingerprint(_store()))
-
-
-@st.cache_data(show_spinner=False)
-def _patterns(store: str, run_id: str, fp: tuple):
-    return st_store.load_patterns(store, run_id)
+    store, fp = _here()
+    return cached.qk_match(store, a, b, fp)
 
 
 def patterns(run_id: str):
-    return _patterns(_store(), run_id, fingerprint(_store()))
-
-
-@st.cache_data(show_spinner=False)
-def chance_levels() -> dict[str, dict[str, float]]:
-    """core.tasks.chance_levels of every task at its default size, computed once per server."""
-    from .tasks import TASKS, chance_levels
-
-    return {name: chance_levels(name) for name in TASKS}
-
-
-@st.cache_data(show_spinner=False)
-def random_baseline(d_model: int, d_head: int) -> pd.DataFrame:
-    return analysis.random_baseline(d_model, d_head)
+    store, fp = _here()
+    return cached.patterns(store, run_id, fp)
 
 
 # ---- the selection the sidebar made --------------------------------------------------------
@@ -193,20 +119,13 @@ def selected_runs(finished: bool = False, lr: str | None = None) -> pd.DataFrame
     return df.sort_values("task", key=lambda t: t.map(order), kind="stable")
 
 
-@st.cache_data(show_spinner=False)
-def _readable_weights(store: str, run_ids: tuple, fp: tuple) -> tuple[tuple, tuple]:
-    ok, bad = [], []
-    for rid in run_ids:
-        (ok if st_store.weights_readable(store, rid) else bad).append(rid)
-    return tuple(ok), tuple(bad)
-
-
 def with_weights(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs whose weights file is there and readable; one warning names the others' files (relative to
     the store), and says why a pruned store lacks them."""
     if runs.empty:
         return runs
-    ok, bad = _readable_weights(_store(), tuple(sorted(runs.run_id)), fingerprint(_store()))
+    store, fp = _here()
+    ok, bad = cached.readable_weights(store, tuple(sorted(runs.run_id)), fp)
     if bad:
         names = ", ".join(f"weights/{rid}.safetensors" for rid in bad[:5]) + (" …" if len(bad) > 5 else "")
         st.warning(f"Skipping {len(bad)} run(s) whose weights file is missing or unreadable: {names}. "

@@ -1,0 +1,57 @@
+"""The pages' cached view of a store: its key follows every write, even a burst within one timestamp tick,
+and no loader keeps an unbounded number of the states it showed."""
+
+import inspect
+import os
+
+from core import cached
+
+
+def _set_mtime(folder, ns: int) -> None:
+    os.utime(folder, ns=(ns, ns))
+
+
+def test_a_settled_store_keys_on_its_folders_mtimes_alone(tmp_path):
+    (tmp_path / "runs").mkdir()
+    past = 1_700_000_000 * 10**9
+    _set_mtime(tmp_path / "runs", past)
+    assert cached.fingerprint(tmp_path) == (past, 0, 0, 0) == cached.fingerprint(tmp_path)
+
+
+def test_a_burst_of_writes_within_one_tick_still_gets_a_new_key_once_it_settles(tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    tick = 1_700_000_000 * 10**9
+    clock = {"now": tick + 2_000_000}  # 2 ms into the burst: the first run is written, the rest not yet
+    monkeypatch.setattr(cached.time, "time_ns", lambda: clock["now"])
+    _set_mtime(runs, tick)
+    mid_burst = cached.fingerprint(tmp_path)
+    (runs / "second.parquet").write_bytes(b"")  # the next member's run, in the same timestamp tick
+    _set_mtime(runs, tick)
+    assert cached.fingerprint(tmp_path) == mid_burst  # within the second: the read may be reused ...
+    clock["now"] = tick + 1_500_000_000  # a second on, no write can still land in that tick:
+    assert cached.fingerprint(tmp_path) == (tick, 0, 0, 0) != mid_burst  # a key no mid-burst read had
+
+
+def _loaders():
+    loaders = {name: f for name, f in vars(cached).items() if hasattr(f, "_info")}  # the st.cache_data ones
+    return {name: f for name, f in loaders.items() if "fp" in inspect.signature(f).parameters}
+
+
+def test_every_store_loader_is_bounded():
+    names = {"runs", "metrics", "analysed", "named", "table", "qk_match", "patterns", "readable_weights"}
+    assert names <= set(_loaders())
+    assert all(f._info.max_entries for f in _loaders().values())
+
+
+def test_the_runs_table_is_reloaded_once_its_entry_is_evicted(monkeypatch):
+    calls = []
+    monkeypatch.setattr(cached.st_store, "load_runs", lambda store: calls.append(store) or store)
+    cached.runs.clear()
+    for i in range(cached.MAX_ENTRIES + 1):  # one state more than a loader keeps: the oldest goes
+        cached.runs("s", (i,))
+    cached.runs("s", (cached.MAX_ENTRIES,))
+    assert len(calls) == cached.MAX_ENTRIES + 1  # the newest is still held ...
+    cached.runs("s", (0,))
+    assert len(calls) == cached.MAX_ENTRIES + 2  # ... the oldest was let go, and is read again
+    cached.runs.clear()
