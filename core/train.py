@@ -22,11 +22,9 @@ from torch.func import functional_call, stack_module_state
 from .config import ModelConfig, TaskConfig, TrainConfig
 from .model import Transformer
 from .tasks import make_task
+from .updates import HeadWeights, UpdateMeter
 
 N_PATTERN_EXAMPLES = 2  # eval examples whose attention patterns are kept for the Attention maps page
-# The per-step relative update of the effective W_QK and W_OV is measured on every UPDATE_EVERY-th step
-# (and the first): a sample of the steps, so it costs under 2% of a step (every step: 4-5%).
-UPDATE_EVERY = 5
 
 
 @dataclass
@@ -99,53 +97,6 @@ def clip_per_member(params: list[torch.Tensor], max_norm: float) -> None:
         g.mul_(coef.view(-1, *[1] * (g.dim() - 1)))
 
 
-class _HeadWeights(nn.Module):
-    """Calls model.head_weights() through functional_call, so it reads every member's stacked weights."""
-
-    def __init__(self, model: Transformer):
-        super().__init__()
-        self.model = model
-
-    def forward(self):
-        return [(hw["W_QK"], hw["W_OV"]) for hw in self.model.head_weights()]  # per layer, (E, H, D, D) each
-
-
-def _rel_change(new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
-    """||new - old|| / ||old|| per member (dim 0), Frobenius over all heads: (E,)."""
-    return (new - old).flatten(1).norm(dim=1) / old.flatten(1).norm(dim=1).clamp_min(1e-12)
-
-
-class _UpdateMeter:
-    """Mean relative change per step of every member's effective W_QK and W_OV, per layer, over the
-    sampled steps since the last evaluation: the mechanism behind stacked's smaller best lr."""
-
-    def __init__(self, effective: Callable[[], list], n_layers: int, n_members: int):
-        self.effective, self.shape, self.before = effective, (n_layers, 2, n_members), None
-        self.reset()
-
-    def reset(self):
-        self.total, self.n = torch.zeros(self.shape), 0  # (L, 2, E), summed over sampled steps
-
-    def before_step(self, step: int):
-        if step % UPDATE_EVERY == 0 or step == 1:
-            self.before = self.effective()
-
-    def after_step(self):
-        if self.before is None:
-            return
-        for layer, ((qk, ov), (qk0, ov0)) in enumerate(zip(self.effective(), self.before)):
-            self.total[layer, 0] += _rel_change(qk, qk0).cpu()
-            self.total[layer, 1] += _rel_change(ov, ov0).cpu()
-        self.n, self.before = self.n + 1, None
-
-    def metrics(self, step: int, i: int) -> list[tuple[int, str, float]]:
-        if not self.n:
-            return []
-        mean = self.total[..., i] / self.n  # (L, 2)
-        return [(step, f"update_{m}.{layer}", mean[layer, j].item()) for layer in range(self.shape[0])
-                for j, m in enumerate(("qk", "ov"))]  # fmt: skip
-
-
 def _stack_by_lr(models: list[nn.Module], sizes: list[int]) -> list[dict]:
     """One (E_lr, ...) parameter dict per lr slice (consecutive models): each slice is its own param group."""
     slices, n = [], 0
@@ -186,7 +137,7 @@ def train_ensemble(
     slices = _stack_by_lr(models, [len(idx) for idx in by_lr.values()])  # each (E_lr, ...), leaf tensors
     buffers = stack_module_state(models)[1]
     base = models[0].to("meta")
-    head_view = _HeadWeights(base)
+    head_view = HeadWeights(base)
     E = len(order)
 
     def stacked():  # every member's parameters as (E, ...): one cat per parameter, autograd splits it back
@@ -222,7 +173,7 @@ def train_ensemble(
     results = [RunResult(seed=seeds[i], lr=lrs[i], status="ok", n_ensemble=E) for i in order]
     alive = torch.ones(E, dtype=torch.bool)
     running = torch.zeros(E)  # train loss summed since the last log
-    meter = _UpdateMeter(effective, model_cfg.n_layers, E)
+    meter = UpdateMeter(effective, model_cfg.n_layers, E)
     n_running, t0, seen, in_steps = 0, time.perf_counter(), 0, 0.0
 
     def evaluate(step: int):
