@@ -179,7 +179,7 @@ def cmd_summary(args, parser):
         from . import findings
 
         print()
-        for line in findings.sentences(findings.at_longest(runs), list(ATTENTION)):
+        for line in findings.sentences(findings.at_longest(runs), list(ATTENTION), tasks=list(TASKS)):
             print(f"- {line}")
 
 

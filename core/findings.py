@@ -203,12 +203,17 @@ def _ci(c) -> str:
     return f"Δ test loss {c.diff:+.3f}, 95% CI [{c.ci_lo:+.3f}, {c.ci_hi:+.3f}]"
 
 
-def sentences(runs: pd.DataFrame, order: list[str], reference: str = "standard", best: bool = True) -> list[str]:
-    """One sentence per parameterization: its verdict against the reference on each task, with n,
-    the interval and the solved counts the verdict rests on."""
+def sentences(
+    runs: pd.DataFrame, order: list[str], reference: str = "standard", best: bool = True, tasks: list[str] | None = None
+) -> list[str]:
+    """One sentence per parameterization (in `order`): its verdict against the reference on each task, with
+    n, the interval and the solved counts the verdict rests on. Tasks are named in `tasks` order
+    (default: alphabetical), whatever order the store listed its runs in."""
     cmp = compare_to(runs, reference, best)
     if cmp.empty:
         return []
+    rank = {t: i for i, t in enumerate(tasks or sorted(set(cmp.task)))}
+    cmp = cmp.sort_values("task", key=lambda t: t.map(rank).fillna(len(rank)), kind="stable")
     out = []
     for name in [n for n in order if n in set(cmp.attention)]:
         c = cmp[cmp.attention == name]

@@ -97,6 +97,16 @@ def test_sentences_quote_n_the_interval_and_the_counts():
     assert "better on a" in lines[1]
 
 
+def test_sentences_name_tasks_in_the_order_asked_whatever_order_the_store_listed_them():
+    extra = runs([("standard", "c", [0.1, 0.11, 0.1, 0.12, 0.1], [1.0] * 5),
+                  ("stacked", "c", [0.1, 0.11, 0.1, 0.12, 0.1], [1.0] * 5)])  # fmt: skip
+    data = pd.concat([DATA, extra])
+    data = data[data.task != "b"]  # stacked is equivalent on a and c
+    for shuffled in (data, data.iloc[::-1], data.sample(frac=1.0, random_state=3)):
+        assert findings.sentences(shuffled, ["stacked"])[0].endswith("nats on a, c.")
+        assert findings.sentences(shuffled, ["stacked"], tasks=["c", "a"])[0].endswith("nats on c, a.")
+
+
 def test_summary_counts_solved_with_an_interval_and_diverged_as_unsolved():
     data = DATA.copy()
     data.loc[0, "status"] = "diverged"
