@@ -78,7 +78,7 @@ def training_bench(
         t0 = time.perf_counter()
         out = {(j.task.name, j.model.attention, lr, s): train_plain(j.model, j.task, j.train_at(lr), s, device)[1]
                for j in jobs for lr, s in j.members}  # fmt: skip
-        return time.perf_counter() - t0, {k: dict(evals) for k, evals in out.items()}
+        return time.perf_counter() - t0, {k: dict(evals["test"]) for k, evals in out.items()}
 
     def engine(label: str) -> tuple[float, dict]:  # timed: the sweep; not: reading its losses back
         n, t = engines[label]

@@ -1,8 +1,9 @@
 """The plain loop: one model, one seed at a time, torch.optim.AdamW on an nn.Module.
 
 The ensemble engine (core.train) must reproduce its losses exactly; the benchmark compares speed.
-It evaluates on the task's eval set at the engine's steps (0, every eval_every, the last), so the
-two do the same work.
+It evaluates both held-out sets (validation and test) at the engine's steps (0, every eval_every, the
+last), as every sweep run is evaluated, so the two do the same training and evaluation work (the
+engine also stores each run, its weights and attention patterns, which this loop skips).
 """
 
 import torch
@@ -19,15 +20,16 @@ def eval_loss(model, x, y, m, chunk: int = 256) -> float:
 
 
 def train_plain(model_cfg: ModelConfig, task_cfg: TaskConfig, train_cfg: TrainConfig, seed: int, device="cpu"):
-    """Trained the textbook way; returns (per-step training losses, [(step, test loss), ...])."""
+    """Trained the textbook way; returns (per-step training losses, {split: [(step, loss), ...]}) with a
+    list for each held-out split ("val", "test")."""
     task = make_task(task_cfg)
     model = init_model(model_cfg, seed).to(device)
     named = dict(model.named_parameters())
     opt = torch.optim.AdamW(param_groups(named, train_cfg.weight_decay, 0), lr=train_cfg.lr, betas=(0.9, 0.98))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_at(s, train_cfg))
     gen = data_generator(seed)
-    ex, ey, em = (t.to(device) for t in task.eval_set("test"))
-    losses, evals = [], [(0, eval_loss(model, ex, ey, em))]
+    held_out = {split: tuple(t.to(device) for t in xym) for split, xym in task.held_out().items()}
+    losses, evals = [], {split: [(0, eval_loss(model, *xym))] for split, xym in held_out.items()}
     for step in range(1, train_cfg.steps + 1):
         x, y, m = (t.to(device) for t in task.sample_train(train_cfg.batch_size, gen))
         loss = masked_ce(model(x), y, m)
@@ -39,5 +41,6 @@ def train_plain(model_cfg: ModelConfig, task_cfg: TaskConfig, train_cfg: TrainCo
         sched.step()
         losses.append(loss.item())
         if step % train_cfg.eval_every == 0 or step == train_cfg.steps:
-            evals.append((step, eval_loss(model, ex, ey, em)))
+            for split, xym in held_out.items():
+                evals[split].append((step, eval_loss(model, *xym)))
     return losses, evals

@@ -32,9 +32,10 @@ def test_ensemble_matches_each_seed_alone_and_the_plain_loop():
         assert len(step_losses(r)) == 50
         assert max(abs(a - b) for a, b in zip(step_losses(r), step_losses(alone))) < 1e-4
         assert max(abs(a - b) for a, b in zip(step_losses(r), plain)) < 1e-4
-        evals = [(s, v) for s, k, v in r.metrics if k == "test_loss"]
-        assert [s for s, _ in evals] == [s for s, _ in plain_evals] == list(range(51))
-        assert max(abs(a - b) for (_, a), (_, b) in zip(evals, plain_evals)) < 1e-4
+        for split in ("val", "test"):  # both held-out sets, at every evaluation
+            evals = [(s, v) for s, k, v in r.metrics if k == f"{split}_loss"]
+            assert [s for s, _ in evals] == [s for s, _ in plain_evals[split]] == list(range(51))
+            assert max(abs(a - b) for (_, a), (_, b) in zip(evals, plain_evals[split])) < 1e-4
     # different seeds really are different runs
     assert step_losses(together[0])[0] != step_losses(together[1])[0]
 
