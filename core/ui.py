@@ -1,6 +1,7 @@
-"""Streamlit helpers the pages share: cached store loaders, URL-synced widgets, CSV downloads, empty state.
+"""Streamlit helpers the pages share: the sidebar's store and selection, URL-synced widgets, CSV downloads,
+empty state.
 
-Nothing here trains or imports torch; it reads the store through core.store and core.analysis.
+Nothing here trains or imports torch; it reads the sidebar's store through core.cached's loaders.
 """
 
 import pandas as pd
