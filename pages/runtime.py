@@ -137,7 +137,8 @@ else:
     st.caption(
         "One lr × seed grid (a slice of the bundled sweep's: its configs, lr grid and eval cadence, with fewer "
         "parameterizations, tasks, seeds and steps) trained three ways in one run: the plain per-run loop "
-        "(torch.optim.AdamW), seed-only ensembles (one job per lr, as sweeps trained before the lr grid), and "
+        "(torch.optim.AdamW; it evaluates both held-out sets, as every sweep run is evaluated), seed-only "
+        "ensembles (one job per lr, as sweeps trained before the lr grid), and "
         "seeds × lrs ensembles (one job per configuration, what `python -m core sweep --lr` trains), both on the "
         "sweep's worker processes (start-up included). Every engine runs in every round, the order rotating; "
         "`speedup` is the median of the per-round ratios to that round's plain loop and `speedup_min`–"
