@@ -2,14 +2,15 @@
 
 import streamlit as st
 
-from core import stores, ui
-from core.plots import ordered
-from core.tasks import TASKS
+from core.dashboard import catalog, ui
+from core.dashboard.plots import ordered
+from core.results import stores
 
 st.set_page_config(page_title="attention-lab", page_icon=":material/hub:", layout="wide")
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("pages/scaling.py", title="Scaling", icon=":material/trending_up:"),
     st.Page("pages/loss_curves.py", title="Loss curves", icon=":material/show_chart:"),
     st.Page("pages/learning_rate.py", title="Learning rate", icon=":material/tune:"),
     st.Page("pages/parameters.py", title="Parameters", icon=":material/functions:"),
@@ -38,7 +39,7 @@ def sidebar() -> dict:
         )
         path = stores.resolve(name) or stores.BUNDLED
         runs = ui.runs(path)
-        tasks = [t for t in TASKS if t in set(runs.get("task", []))]
+        tasks = [t for t in catalog.TASK_NAMES if t in set(runs.get("task", []))]
         attns = ordered(runs.get("attention", []))
         chosen_tasks = ui.url_widget(st.multiselect, "Tasks", "tasks", tasks, options=tasks, multi=True)
         chosen = ui.url_widget(st.multiselect, "Parameterizations", "attn", attns, options=attns, multi=True)
@@ -54,6 +55,15 @@ def sidebar() -> dict:
             help="longest per task: each task at the most steps the store trained it for (a task retrained longer, "
             "to rule out truncation, replaces its shorter runs); or one length for every task",
         )
+        precisions = sorted(set(runs.get("precision", [])), key=lambda v: v != "fp32")  # fp32, the reference, first
+        precision = ui.url_widget(
+            st.selectbox,
+            "Precision",
+            "precision",
+            precisions[0] if precisions else None,
+            options=precisions,
+            help="fp32: the reference; bf16: trained under bfloat16 autocast (README: Precision)",
+        )
         lr_options = [ui.BEST, ui.ALL, *(f"{v:g}" for v in sorted(set(runs.get("lr", []))))]
         lr = ui.url_widget(
             st.selectbox,
@@ -68,7 +78,7 @@ def sidebar() -> dict:
             for p in ui.provenance(path)[:3]:
                 st.caption(f"`{p['command']}` · {p['date']} · torch {p['versions'].get('torch', '?')}")
     return {"store": str(path), "store_name": name, "tasks": chosen_tasks, "attentions": chosen, "size": size,
-            "steps": steps, "lr": lr}  # fmt: skip
+            "steps": steps, "precision": precision, "lr": lr}  # fmt: skip
 
 
 page = st.navigation(PAGES)

@@ -5,11 +5,11 @@ from functools import cache, partial
 from pathlib import Path
 
 from .attention import ATTENTION
-from .cluster import INSTALL, available
-from .config import LR_GRID
-from .flags import Parser, bounded_int, flag_error, lr_list, names, ray_address, store_dir
-from .store import BUNDLED_SWEEP  # noqa: F401 - part of the CLI's interface
-from .tasks import TASKS
+from .experiments.cluster import INSTALL, available
+from .flags import Parser, bounded_int, choice, flag_error, lr_list, names, ray_address, store_dir
+from .results.store import BUNDLED_SWEEP  # noqa: F401 - part of the CLI's interface
+from .training.config import LR_GRID, PRECISIONS
+from .training.tasks import TASKS
 
 DEFAULT_STORE = "store"
 
@@ -50,6 +50,13 @@ def add_sweep(sub):
     p.add_argument("--d-head", type=bounded_int("d-head", 65536), default=None)
     p.add_argument("--n-kv-heads", type=bounded_int("n-kv-heads", 65536), default=None)
     p.add_argument("--no-mlp", action="store_true", help="attention-only models")
+    p.add_argument("--length", type=bounded_int("length", 1024), default=None,
+                   help="task size: items per sequence, or key-value pairs for associative_recall (default: the "
+                   "task's own)")  # fmt: skip
+    p.add_argument("--n-symbols", type=bounded_int("n-symbols", 4096), default=None,
+                   help="task alphabet size (default: the task's own)")
+    p.add_argument("--precision", type=choice("precision", PRECISIONS), default="fp32",
+                   help="fp32 (the reference) or bf16 (autocast; see README's precision section)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     p.add_argument(
         "--workers",
@@ -69,13 +76,16 @@ def add_sweep(sub):
 
 
 def cmd_sweep(args, parser):
-    from . import findings, sweep
-    from . import store as st
-    from .config import TrainConfig
+    from .analysis import findings
+    from .experiments import sweep
+    from .results import store as st
+    from .training.config import TrainConfig
 
     train_kw = {k: getattr(args, k) for k in ("steps", "batch_size", "eval_every") if getattr(args, k) is not None}
     lrs = args.lr or [TrainConfig().lr]
     train_kw["lr"] = lrs[0]
+    train_kw["precision"] = args.precision
+    task_kw = {k: getattr(args, k) for k in ("length", "n_symbols") if getattr(args, k) is not None}
     model_kw = {k: getattr(args, k) for k in ("n_layers", "d_model", "n_heads", "d_head", "n_kv_heads")}
     model_kw = {k: v for k, v in model_kw.items() if v is not None}
     if args.no_mlp:
@@ -85,18 +95,21 @@ def cmd_sweep(args, parser):
     if args.ray and not available():
         parser.error(f"--ray: Ray is not installed; install it with: {INSTALL}")
     try:
-        jobs = sweep.plan(args.attention, args.task, args.seeds, TrainConfig(**train_kw), model_kw, lrs)
+        jobs = sweep.plan(args.attention, args.task, args.seeds, TrainConfig(**train_kw), model_kw, lrs, task_kw)
     except ValueError as err:
         flag_error(parser, err)
 
     from tqdm import tqdm
 
-    from .flops import measured_sweep
-    from .train import default_device
-    from .workers import default_workers, keep_freed_memory, threads_per_worker
+    from .experiments.flops import measured_sweep
+    from .experiments.workers import default_workers, keep_freed_memory, threads_per_worker
+    from .training.train import bf16_matmul_native, default_device
 
     keep_freed_memory()  # this process trains too when workers == 1
     device = args.device or str(default_device())
+    if args.precision == "bf16" and not bf16_matmul_native(device):
+        print(f"warning: no bf16 matrix units on this {device} (no AVX512-BF16 or AMX): bf16 will be slower than "
+              "fp32 here", file=sys.stderr)  # fmt: skip
     workers = args.workers or default_workers(device)
     steps = jobs[0].train.steps if jobs else 0
     total = sum(len(j.members) for j in jobs) * steps
@@ -143,8 +156,8 @@ def cmd_sweep(args, parser):
         r = report.iloc[0]
         minutes, seconds = divmod(round(r.seconds), 60)
         print(
-            f"{minutes} min {seconds} s wall, {r.gflops:.1f} GFLOP/s = {r.utilisation:.0%} "
-            f"of the float32 matmul peak measured here ({r.peak_gflops:.0f} GFLOP/s at {threads} threads); "
+            f"{minutes} min {seconds} s wall ({args.precision}), {r.gflops:.1f} GFLOP/s = {r.utilisation:.0%} "
+            f"of the {args.precision} matmul peak measured here ({r.peak_gflops:.0f} GFLOP/s at {threads} threads); "
             f"training steps alone: {r.step_utilisation:.0%} of it; at that peak its FLOPs would still take "
             f"{r.gflop / r.peak_gflops / 60:.1f} min"
         )
@@ -162,25 +175,44 @@ def add_summary(sub):
     p.add_argument("--store", default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
     p.add_argument("--markdown", action="store_true", help="a markdown table (as in README.md)")
     p.add_argument("--findings", action="store_true", help="also the findings against standard, with their statistics")
+    p.add_argument("--scaling", action="store_true", help="also each scaling axis's thresholds (README: Scaling)")
     p.set_defaults(func=cmd_summary)
 
 
 def cmd_summary(args, parser):
-    from . import store as st
-    from . import sweep
+    from .experiments import sweep
+    from .results import store as st
 
     if not Path(args.store).is_dir():
         parser.error(f"--store: {args.store!r} is not a directory")
     runs = st.load_runs(args.store)
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
+    from .analysis import findings
+
+    runs = findings.at_main_size(runs)  # the operating point; the scaling scans are `summary --scaling`
     print(sweep.accuracy_table(runs, markdown=args.markdown))
     if args.findings:
-        from . import findings
-
         print()
         for line in findings.sentences(findings.at_longest(runs), list(ATTENTION), tasks=list(TASKS)):
             print(f"- {line}")
+        rank = {n: i for i, n in enumerate([*TASKS, *ATTENTION])}
+        sens = findings.lr_sensitivity(findings.at_longest(runs))
+        sens = sens.sort_values(["task", "attention"], key=lambda c: c.map(rank))
+        print("\nlrs of the grid solving >= 80% of seeds, per cell:")
+        for r in sens.itertuples():
+            print(f"- {r.task} / {r.attention}: {r.lrs_solving} of {r.lrs} ({r.per_lr})")
+    if args.scaling:
+        from .analysis import scaling
+
+        everything = st.load_runs(args.store)
+        for axis in scaling.axes_present(everything):
+            table = scaling.outcomes(everything, axis)
+            print(f"\nscaling: {axis} ({scaling.AXES[axis].label}), each cell at its best lr, "
+                  f"{int(table.steps.iloc[0])} steps")  # fmt: skip
+            print(scaling.thresholds(table, list(ATTENTION)).to_string(index=False))
+            for line in scaling.sentences(table, axis, list(ATTENTION)):
+                print(f"- {line}")
 
 
 def add_prune(sub):
@@ -200,7 +232,7 @@ def add_prune(sub):
 def weights_to_keep(runs, max_seeds: int | None = None) -> set[str]:
     """The run ids whose weights prune keeps: each cell's best-lr runs at its task's longest training (what the
     pages show by default), the lowest `max_seeds` seeds of each."""
-    from . import findings
+    from .analysis import findings
 
     best = findings.at_best_lr(findings.at_longest(runs))
     if max_seeds is not None:
@@ -210,7 +242,7 @@ def weights_to_keep(runs, max_seeds: int | None = None) -> set[str]:
 
 
 def cmd_prune(args, parser):
-    from . import store as st
+    from .results import store as st
 
     runs = st.load_runs(args.store)
     if runs.empty:
@@ -227,7 +259,7 @@ def add_index(sub):
 
 
 def cmd_index(args, parser):
-    from . import index
+    from .results import index
 
     if not Path(args.store, "runs").is_dir():
         parser.error(f"--store: no runs in {args.store!r}")
@@ -238,24 +270,30 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"warning: {message}", file=sys.stderr)
 
 
-def main(argv=None) -> int:
-    import warnings
-
-    warnings.showwarning = _one_line_warning  # a skipped file is one line, not Python's two-line format
+def build_parser() -> Parser:
     parser = Parser(prog="python -m core", description="Train and compare attention parameterizations.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_sweep(sub)
     add_summary(sub)
     add_prune(sub)
     add_index(sub)
-    from .baselines import add_baselines
-    from .bench import add_bench  # torch-heavy modules load only for the CLI
-    from .pretrained import add_pretrained
+    from .analysis.baselines import add_baselines
+    from .analysis.pretrained import add_pretrained
+    from .benchmarks.bench import add_bench  # torch-heavy modules load only for the CLI
 
     add_bench(sub)
     add_pretrained(sub)
     add_baselines(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    import warnings
+
+    warnings.showwarning = _one_line_warning  # a skipped file is one line, not Python's two-line format
+    parser = build_parser()
     args = parser.parse_args(argv)
+    sub = next(a for a in parser._actions if a.dest == "command")
     args.func(args, sub.choices[args.command])
     return 0
 

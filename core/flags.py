@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from .config import LR_GRID
+from .training.config import LR_GRID
 
 
 class Parser(argparse.ArgumentParser):
@@ -25,6 +25,16 @@ def names(flag: str, allowed: dict):
         return items
 
     parse.__name__ = flag  # argparse names the flag in its message
+    return parse
+
+
+def choice(flag: str, allowed):
+    def parse(text: str) -> str:
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(f"unknown {text!r}; allowed: {', '.join(allowed)}")
+        return text
+
+    parse.__name__ = flag
     return parse
 
 
@@ -78,7 +88,7 @@ store_dir.__name__ = "store"
 
 
 def ray_address(text: str) -> str:
-    from .cluster import parse_address
+    from .experiments.cluster import parse_address
 
     try:
         return parse_address(text)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import plots, ui
+from core.dashboard import plots, ui
 
 ui.require_router()
 st.title("Attention maps")

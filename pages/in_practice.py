@@ -3,7 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from core import analysis, plots, ui
+from core.analysis import similarity
+from core.dashboard import plots, ui
 
 ui.require_router()
 st.title("In practice: real pretrained heads")
@@ -39,8 +40,8 @@ metric = ui.url_widget(
     "Metric",
     "ip_metric",
     "sym_QK",
-    options=list(analysis.METRICS),
-    format_func=lambda m: f"{m}: {analysis.METRICS[m]}",
+    options=list(similarity.METRICS),
+    format_func=lambda m: f"{m}: {similarity.METRICS[m]}",
 )
 d = both[both.metric == metric].dropna(subset=["value"])
 shapes = d.groupby("attention")[["d_model", "d_head"]].first()

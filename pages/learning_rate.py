@@ -4,7 +4,8 @@ comparison at each one's best lr is fair (and whether the best lies inside the g
 import numpy as np
 import streamlit as st
 
-from core import findings, plots, ui
+from core.analysis import findings
+from core.dashboard import plots, ui
 
 ui.require_router()
 st.title("Learning rate")

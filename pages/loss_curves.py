@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import plots, ui
+from core.dashboard import plots, ui
 
 ui.require_router()
 st.title("Loss curves")
@@ -41,7 +41,7 @@ tasks = [t for t in ui.selection()["tasks"] if t in set(data.task)]
 fig = plots.loss_curves(
     data, metric, x=x, band=band, show_runs=show_runs, smoothing=smoothing, log_y=log_y, tasks=tasks
 )
-if metric.endswith("_acc"):  # chance levels, computed on the test set (core.tasks.chance_levels)
+if metric.endswith("_acc"):  # chance levels, computed on the test set (core.training.tasks.chance_levels)
     chance = ui.chance_levels()
     fig = plots.with_levels(fig, tasks, {t: {k: v for k, v in chance[t].items() if k != "uniform"} for t in tasks})
 ui.chart(fig, data.sort_values(["task", "attention", "seed", "step"]), f"curves-{metric}")

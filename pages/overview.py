@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import findings, plots, ui
-from core.plots import ORDER
-from core.tasks import TASKS
+from core.analysis import findings, scaling
+from core.dashboard import catalog, plots, ui
+from core.dashboard.plots import ORDER
 
 ui.require_router()
 st.title("Why does attention use the projections it does?")
@@ -17,50 +17,90 @@ st.markdown(
     "the store the sidebar names."
 )
 
-st.subheader("The questions")
+runs = ui.selected_runs()
+everything = ui.scan_runs()
+axes = scaling.axes_present(everything)
+single_lr = runs.empty or runs.groupby(["task", "attention"]).lr.nunique().max() <= 1
+cmp = findings.compare_to(runs, best=ui.selection().get("lr", ui.BEST) == ui.BEST) if single_lr else pd.DataFrame()
+tables = {a: scaling.outcomes(everything, a) for a in axes}
+order_all = [n for n in ORDER if n in set(everything.get("attention", []))]
+ref_first = ["standard", *[n for n in order_all if n != "standard"]]
+thresholds = {a: scaling.thresholds(t, ref_first) for a, t in tables.items()}
+
+
+def verdicts(names: list[str]) -> str:
+    """'stacked: equivalent on 4 tasks, worse on histogram' from the comparisons against standard."""
+    out = []
+    for name in names:
+        c = cmp[cmp.attention == name] if not cmp.empty else cmp
+        if c.empty:
+            continue
+        kinds = [v for v in ("worse", "better", "inconclusive", "equivalent") if (c.verdict == v).any()]
+        parts = [f"{v} on {', '.join(c[c.verdict == v].task)}" for v in kinds]
+        out.append(f"`{name}` " + "; ".join(parts))
+    return " · ".join(out) or "select standard and these parameterizations in the sidebar"
+
+
+def scan_line(axis: str, names: list[str]) -> str:
+    lines = scaling.sentences(tables[axis], axis, names) if axis in tables else []
+    return (" " + " ".join(x.replace("**", "`", 2) for x in lines)) if lines else ""
+
+
+st.subheader("Answers at a glance")
 BEST = {"lr": ui.BEST}  # every answer at each parameterization's own best learning rate
+scan = "pages/scaling.py"
 QUESTIONS = [
-    (
-        "Is a second per-head projection after a shared one, q_i = x W^Q W_i^Q, redundant? (seeds 000, 003)",
-        "pages/parameters.py",
-        "the fold and the step size",
-        {},
-    ),
-    (
-        "Why keep W_i^Q and W_i^K separate instead of one D×D matrix W_i = W_i^Q W_i^Kᵀ? (seed 001)",
-        "pages/loss_curves.py",
-        "bilinear vs standard",
-        {"attn": "standard,bilinear"},
-    ),
-    (
-        "Why not one matrix W = W^Q = W^K = W^V, and how similar are the three after training? (seed 002)",
-        "pages/similarity.py",
-        "learned-matrix similarity",
-        {"attn": "standard,tied_qk,tied_qkv", "sim_metric": "cos_QK"},
-    ),
-    (
-        "What does multi-head attention add over plain self-attention with Q = K = V = X? (seed 004)",
-        "pages/loss_curves.py",
-        "identity vs standard",
-        {"attn": "standard,identity", "metric": "test_acc"},
-    ),
-    ("Is each comparison at a fair learning rate?", "pages/learning_rate.py", "the lr sweep", {}),
-    ("What do the alternatives cost in time?", "pages/runtime.py", "runtime", {}),
-]
-for question, page, what, params in QUESTIONS:
-    cols = st.columns([5, 2])
-    cols[0].markdown(f"- {question}")
+    ("000, 003: is a second per-head projection after a shared one redundant?", ["stacked"],
+     "It folds exactly into standard (same function class)", "pages/parameters.py", "the fold", {}, None),
+    ("001: why not one D×D W_i = W_i^Q W_i^Kᵀ per head?", ["bilinear"], "", scan if "d_head" in axes else
+     "pages/loss_curves.py", "d_head scan" if "d_head" in axes else "bilinear vs standard",
+     {"axis": "d_head"} if "d_head" in axes else {"attn": "standard,bilinear"}, "d_head"),
+    ("002: why not one W = W^Q = W^K = W^V?", ["tied_qk", "tied_qkv"], "", "pages/similarity.py",
+     "learned-matrix similarity", {"attn": "standard,tied_qk,tied_qkv", "sim_metric": "cos_QK"}, "d_model"),
+    ("004: what do heads add over Q = K = V = X?", ["identity"], "", scan if "n_heads" in axes else
+     "pages/loss_curves.py", "n_heads scan" if "n_heads" in axes else "identity vs standard",
+     {"axis": "n_heads"} if "n_heads" in axes else {"attn": "standard,identity", "metric": "test_acc"}, "n_heads"),
+]  # fmt: skip
+for question, names, lead, page, what, params, axis in QUESTIONS:
+    cols = st.columns([6, 2])
+    answer = (lead + ". " if lead else "") + verdicts(names) + (scan_line(axis, ["standard", *names]) if axis else "")
+    cols[0].markdown(f"**{question}** {answer}")
     cols[1].page_link(page, label=f"→ {what}", query_params={**BEST, **params})
 
+if not cmp.empty:
+    tasks_shown = [t for t in ui.selection()["tasks"] if t in set(cmp.task)]
+    cells = [
+        {"attention": r.attention, "column": r.task, "verdict": r.verdict,
+         "text": f"{r.solved}/{r.n}" if r.solved < r.n or r.ref_solved < r.ref_n else f"×{r.ratio:.2g}",
+         "hover": (f"{r.attention} vs standard on {r.task}: {r.verdict}<br>solved {r.solved}/{r.n} vs "
+                   f"{r.ref_solved}/{r.ref_n} (Fisher p {r.fisher_p:.2g})<br>test loss ×{r.ratio:.3g} "
+                   f"[{r.ratio_lo:.3g}, {r.ratio_hi:.3g}], Holm p {r.p_holm:.2g}<br>lr {r.lr:g} vs {r.ref_lr:g}")}
+        for r in cmp.itertuples()
+    ]  # fmt: skip
+    KIND = {"same": "equivalent", "neither solves": "inconclusive"}
+    for a, th in thresholds.items():
+        for r in th.iloc[1:].itertuples():
+            kind = KIND.get(r.vs_reference, "worse" if r.vs_reference.startswith(("needs", "never")) else "better")
+            cells.append({"attention": r.attention, "column": f"scan: {a}", "verdict": kind,
+                          "text": f"≥{r.threshold:g}" if r.threshold == r.threshold else "never",
+                          "hover": f"{r.attention}: smallest {a} solving ≥ {findings.ROBUST:.0%} of seeds: "
+                                   f"{r.threshold:g}; {r.vs_reference} (a threshold, not a test)"})  # fmt: skip
+    cells = pd.DataFrame(cells)
+    rows = [n for n in ORDER if n in set(cells.attention)]
+    columns = tasks_shown + [f"scan: {a}" for a in axes]
+    ui.chart(plots.verdict_matrix(cells, rows, columns), cells, "verdict-matrix")
+    st.caption("Each parameterization against standard at its own best lr: the ratio of test losses (×) or, where "
+               "a side has unsolved seeds, its solved count; scan columns: the smallest setting that solves. "
+               "Hover for the numbers; the Findings below give the intervals.")  # fmt: skip
+
 with st.expander("The tasks (synthetic; two fixed held-out sets of 256 examples: validation and test)"):
-    for name, task in TASKS.items():
-        st.markdown(f"- **{name}**: {task.description}")
+    for name, description in catalog.TASK_DESCRIPTIONS.items():
+        st.markdown(f"- **{name}**: {description}")
     st.caption(
         "Validation chooses (each parameterization's best learning rate, time to solve); test is what every "
         "number here reports. Neither set is ever trained on."
     )
 
-runs = ui.selected_runs()
 if not ui.require_runs(runs):
     st.stop()
 lr_mode = ui.selection().get("lr", ui.BEST)
@@ -75,10 +115,12 @@ elif "standard" in order:
         st.markdown(f"- {line}")
     lr_text = "each at its own best lr (lowest mean validation loss)" if lr_mode == ui.BEST else f"all at lr {lr_mode}"
     st.caption(
-        f"Compared {lr_text}; reported on the test set. Δ: mean final test loss minus standard's, with a Welch 95% "
-        f"interval over seeds. **equivalent**: the whole interval inside ±{findings.EQUIV_MARGIN} nats; "
-        "**better/worse**: the interval excludes 0; **inconclusive**: neither (no difference detected is not "
-        f"sameness shown). Solved: test accuracy ≥ {findings.SOLVED:.0%}; Fisher's exact p compares the counts."
+        f"Compared {lr_text}; reported on the test set. ×: the ratio of geometric-mean final test losses to "
+        "standard's with a Welch 95% interval on log loss; **better/worse**: Welch's test on log loss (Fisher's on "
+        f"the solved counts when a side has under two finished seeds) at Holm-adjusted p < {findings.ALPHA}; "
+        f"**equivalent**: TOST at 5% (the 90% interval inside ×1/{findings.RATIO_MARGIN:g}–{findings.RATIO_MARGIN:g}); "
+        f"**inconclusive**: neither (no difference detected is not sameness shown). {findings.FAMILY} Solved: test "
+        f"accuracy ≥ {findings.SOLVED:.0%}; Fisher's exact p compares the counts."
     )
 else:
     st.info("Select `standard` in the sidebar to compare every parameterization against it.")

@@ -3,11 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from core import findings, plots, ui
-from core.attention import ATTENTION, count_params
-from core.attention.fold import fold_check
-from core.config import ModelConfig
-from core.model import count_model_params, measured_breakdown
+from core.analysis import findings
+from core.dashboard import catalog, live, plots, ui
 
 ui.require_router()
 st.title("Parameters")
@@ -33,16 +30,7 @@ names = plots.ordered(runs.attention)
 
 @st.cache_data(show_spinner=False)
 def breakdown(name: str, size: tuple) -> pd.DataFrame:
-    cfg = ModelConfig(attention=name, **dict(size))
-    formula, measured = count_model_params(cfg), measured_breakdown(cfg)
-    return pd.DataFrame(
-        {
-            "attention": name,
-            "component": list(formula),
-            "formula": list(formula.values()),
-            "measured": [measured[k] for k in formula],
-        }
-    )
+    return live.breakdown(name, dict(size))
 
 
 parts = pd.concat([breakdown(n, tuple(size.items())) for n in names], ignore_index=True)
@@ -52,7 +40,7 @@ table = pd.DataFrame(
     [
         {
             "attention": n,
-            "formula (per layer)": ATTENTION[n].formula,
+            "formula (per layer)": catalog.FORMULAS[n],
             "attention (all layers), formula": int(
                 parts[(parts.attention == n) & (parts.component == "attention")].formula.iloc[0]
             ),
@@ -77,10 +65,12 @@ st.subheader("How attention parameters scale (per layer, from the formulas)")
 c = st.columns(2)
 log_y = ui.url_widget(c[0].toggle, "log y", "plogy", True)
 grid_d = [32, 64, 128, 256, 512, 1024]
-by_d = pd.DataFrame([{"attention": n, "d_model": d, "params": count_params(n, d, H)} for n in names for d in grid_d])
+by_d = pd.DataFrame(
+    [{"attention": n, "d_model": d, "params": live.count_params(n, d, H)} for n in names for d in grid_d]
+)
 by_h = pd.DataFrame(
     [
-        {"attention": n, "n_heads": h, "params": count_params(n, D, h)}
+        {"attention": n, "n_heads": h, "params": live.count_params(n, D, h)}
         for n in names
         for h in (1, 2, 4, 8, 16)
         if D % h == 0
@@ -102,7 +92,7 @@ c = st.columns(3)
 fd = ui.url_widget(c[0].selectbox, "d_model", "fold_d", 64, options=[16, 32, 64, 128, 256])
 fh = ui.url_widget(c[1].selectbox, "n_heads", "fold_h", 4, options=[h for h in (1, 2, 4, 8) if fd % h == 0] or [1])
 seed = ui.url_widget(c[2].number_input, "seed", "fold_seed", 0, min_value=0, max_value=10_000)
-errors = fold_check(fd, fh, seed=int(seed))
+errors = live.fold_check(fd, fh, seed=int(seed))
 folds = pd.DataFrame({"fold": list(errors), "max abs error": list(errors.values())})
 st.dataframe(folds, hide_index=True, column_config={"max abs error": st.column_config.NumberColumn(format="%.2e")})
 ui.download(folds, "fold-check")
@@ -133,6 +123,6 @@ else:
     if sentence:
         st.markdown(sentence)
     st.caption(
-        "Computed from the runs (core.findings.mechanism): the ratio of mean per-step relative updates at each "
-        "shared lr, and the ratio of the best lrs chosen on validation, per task."
+        "Computed from the runs (core.analysis.findings.mechanism): the ratio of mean per-step relative updates "
+        "at each shared lr, and the ratio of the best lrs chosen on validation, per task."
     )

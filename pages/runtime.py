@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import plots, ui
+from core.dashboard import plots, ui
 
 REFERENCE = "nn.MultiheadAttention"
 
@@ -48,11 +48,11 @@ if not sw.empty:
     st.caption(
         f"Measured by `python -m core sweep` itself, one row per sweep ({len(sw)} here: "
         f"{sw.seconds.sum() / 60:.0f} min of wall time in all): its wall time and its FLOP/s (every training step "
-        "and evaluation, counted by FlopCounterMode) over a float32 matmul peak measured just before and after "
-        "it at all the threads it used. `seconds_at_peak`: the sweep's FLOPs at that peak, the least time this "
-        f"machine could take for them ({sw.seconds_at_peak.sum() / 60:.0f} min in all). `step_utilisation`: "
-        "the training steps alone, their FLOPs over the thread-seconds spent in them, against one thread's "
-        "share of that peak."
+        "and evaluation, counted by FlopCounterMode) over a matmul peak (in the sweep's precision) measured just "
+        "before and after it at all the threads it used. `seconds_at_peak`: the sweep's FLOPs at that peak, the "
+        f"least time this machine could take for them ({sw.seconds_at_peak.sum() / 60:.0f} min in all). "
+        "`step_utilisation`: the training steps alone, their FLOPs over the thread-seconds spent in them, against "
+        "one thread's share of that peak."
     )
 
 st.subheader("One attention layer, forward + backward")
@@ -106,7 +106,7 @@ else:
     st.dataframe(sb[["what", "runs", "seconds", "target_seconds", "met"]], hide_index=True, width="stretch")
     st.caption(
         "Reading a synthetic store of real-format runs (built in a temp directory by `python -m core bench`): "
-        "the runs table through the runs index (core/index.py) and without it, the metrics of a 100-run "
+        "the runs table through the runs index (core/results/index.py) and without it, the metrics of a 100-run "
         "selection, and app.py's first page in a warm process with empty caches. Medians of the rounds."
     )
 

@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import analysis, findings, plots, ui
+from core.analysis import findings, similarity
+from core.dashboard import plots, ui
 
 ui.require_router()
 st.title("Learned-matrix similarity")
@@ -28,8 +29,8 @@ metric = ui.url_widget(
     "Metric",
     "sim_metric",
     "sym_QK",
-    options=list(analysis.METRICS),
-    format_func=lambda m: f"{m}: {analysis.METRICS[m]}",
+    options=list(similarity.METRICS),
+    format_func=lambda m: f"{m}: {similarity.METRICS[m]}",
 )
 task = ui.url_widget(c[1].selectbox, "Task", "sim_task", "all", options=["all", *dict.fromkeys(runs.task)])
 
@@ -42,7 +43,7 @@ d = of_task(hm[hm.metric == metric]).dropna(subset=["value"])
 D, r = int(runs.d_model.iloc[0]), int(runs.d_head.iloc[0])
 base = ui.random_baseline(D, r).set_index("metric")
 init, rand = ui.table("analysis", "init"), ui.table("analysis", "random")
-st.caption(f"{'Invariant' if analysis.INVARIANT[metric] else 'Not invariant'} to a per-head change of basis.")
+st.caption(f"{'Invariant' if similarity.INVARIANT[metric] else 'Not invariant'} to a per-head change of basis.")
 if d.empty:
     st.info(f"`{metric}` is not defined for the selected parameterizations (e.g. bilinear has no separate W_Q, W_K).")
 else:
@@ -85,9 +86,9 @@ st.markdown(
 )
 inv = pd.DataFrame(
     {
-        "metric": list(analysis.METRICS),
-        "what it measures": list(analysis.METRICS.values()),
-        "invariant to W_Q A, W_K A⁻ᵀ": [analysis.INVARIANT[m] for m in analysis.METRICS],
+        "metric": list(similarity.METRICS),
+        "what it measures": list(similarity.METRICS.values()),
+        "invariant to W_Q A, W_K A⁻ᵀ": [similarity.INVARIANT[m] for m in similarity.METRICS],
     }
 )
 st.dataframe(inv, hide_index=True, width="stretch")
@@ -120,15 +121,15 @@ for (tk, seed), g in runs.groupby(["task", "seed"]):
         ("standard vs standard, other seed", ids.get("standard"), others.run_id.iloc[0] if len(others) else None),
     ]:
         if a and b:
-            for layer, similarity in enumerate(ui.qk_match(a, b)):
-                pairs.append({"task": tk, "seed": seed, "layer": layer, "pair": label, "similarity": similarity})
+            for layer, match in enumerate(ui.qk_match(a, b)):
+                pairs.append({"task": tk, "seed": seed, "layer": layer, "pair": label, "similarity": match})
 if not pairs:
     st.info("Select both `standard` and `stacked` (and at least two seeds) to compare their learned W_QK.")
 else:
     pairs = pd.DataFrame(pairs)
     rng = np.random.default_rng(0)
     rand = np.mean(
-        [analysis.head_match(*(analysis.random_heads(D, r, 4, rng)["W_QK"] for _ in range(2))) for _ in range(8)]
+        [similarity.head_match(*(similarity.random_heads(D, r, 4, rng)["W_QK"] for _ in range(2))) for _ in range(8)]
     )
     summary = pairs.groupby(["task", "pair"], as_index=False)["similarity"].agg(["mean", "std"]).fillna(0.0)
     st.dataframe(summary.pivot_table(index="task", columns="pair", values="mean").round(3), width="stretch")

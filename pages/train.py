@@ -4,10 +4,8 @@ import uuid
 
 import streamlit as st
 
-from core import jobs, stores, sweep, ui
-from core.attention import ATTENTION
-from core.config import LR_GRID, TrainConfig
-from core.tasks import TASKS
+from core.dashboard import catalog, jobs, ui
+from core.results import stores
 
 LIMITS = {"steps": 2000, "d_model": 128, "n_layers": 4, "seeds": 3}  # keeps a shared deployment responsive
 
@@ -59,22 +57,26 @@ with st.form("sweep"):
     rule = f"{stores.NAME_RULE}; created under the stores directory"
     name = st.text_input("Store name", "my-sweep", key="tr_store", help=rule)
     c = st.columns(2)
-    attentions = c[0].multiselect("Parameterizations", list(ATTENTION), ["standard", "stacked"], key="tr_attn")
-    tasks = c[1].multiselect("Tasks", list(TASKS), ["reverse"], key="tr_tasks")
-    c = st.columns(6)
+    attentions = c[0].multiselect("Parameterizations", catalog.ATTENTION_NAMES, ["standard", "stacked"], key="tr_attn")
+    tasks = c[1].multiselect("Tasks", catalog.TASK_NAMES, ["reverse"], key="tr_tasks")
+    c = st.columns(7)
     seeds = c[0].number_input("Seeds", 1, LIMITS["seeds"], 2, key="tr_seeds")
     steps = c[1].number_input("Steps", 10, LIMITS["steps"], 300, step=50, key="tr_steps")
-    lrs = c[2].multiselect("Learning rates", list(LR_GRID), [3e-3], format_func=lambda v: f"{v:g}", key="tr_lrs")
+    lrs = c[2].multiselect(
+        "Learning rates", list(catalog.LR_GRID), [3e-3], format_func=lambda v: f"{v:g}", key="tr_lrs"
+    )
     n_layers = c[3].number_input("Layers", 1, LIMITS["n_layers"], 2, key="tr_layers")
     d_model = c[4].selectbox("d_model", [16, 32, 64, 128], index=2, key="tr_d_model")
     n_heads = c[5].selectbox("n_heads", [1, 2, 4, 8], index=2, key="tr_heads")
+    precision = c[6].selectbox("Precision", list(catalog.PRECISIONS), key="tr_precision",
+                               help="fp32 is the reference; bf16 autocast is faster only on CPUs with bf16 units")
     submitted = st.form_submit_button("Start sweep", type="primary", disabled=running, key="tr_start")
 
 if submitted:
     try:
         path = stores.writable(name)
         model = {"n_layers": int(n_layers), "d_model": int(d_model), "n_heads": int(n_heads)}
-        plan = sweep.plan(attentions, tasks, int(seeds), TrainConfig(steps=int(steps)), model, lrs or None)
+        plan = jobs.plan(attentions, tasks, int(seeds), int(steps), model, lrs or None, precision)
         if not plan:
             raise ValueError("attention, task: pick at least one of each")
         path.mkdir(exist_ok=True)  # a direct child of the stores directory, nothing deeper

@@ -6,8 +6,8 @@ Usage: python tests/ray_failing_job.py STORE ATTEMPTS_LOG. Prints run_ray's coun
 import json
 import sys
 
-from core import cluster, sweep
-from core.config import TrainConfig
+from core.experiments import cluster, sweep
+from core.training.config import TrainConfig
 
 STORE, LOG = sys.argv[1], sys.argv[2]
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from core.analysis import (
+from core.analysis.similarity import (
     INVARIANT,
     METRICS,
     change_basis,

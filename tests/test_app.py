@@ -11,13 +11,15 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import sweep, ui
-from core.config import TrainConfig
-from core.plots import COLORS
+from core.dashboard import ui
+from core.dashboard.plots import COLORS
+from core.experiments import sweep
+from core.training.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = {
-    "overview": 1,
+    "overview": 2,
+    "scaling": 2,
     "loss_curves": 1,
     "learning_rate": 3,
     "parameters": 3,
@@ -39,7 +41,9 @@ def open_page(page: str, **params) -> AppTest:
         at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert [w.label for w in at.sidebar.multiselect] == ["Tasks", "Parameterizations"]
-    assert [w.label for w in at.sidebar.selectbox] == ["Store", "Model size", "Training steps", "Learning rate"]
+    assert [w.label for w in at.sidebar.selectbox] == [
+        "Store", "Model size", "Training steps", "Precision", "Learning rate"
+    ]  # fmt: skip
     return at
 
 
@@ -98,8 +102,8 @@ def test_link_restores_selection_and_page_controls():
 
 
 def test_overview_findings_are_computed_at_best_lr_and_table_covers_grid():
-    from core import findings
-    from core import store as st
+    from core.analysis import findings
+    from core.results import store as st
 
     at = open_page("overview")
     text = " ".join(m.value for m in at.markdown)
@@ -208,7 +212,7 @@ def test_train_refuses_targets_outside_the_root(name, stores_root):
 
 
 def test_a_sweep_belongs_to_the_session_that_started_it(stores_root):
-    from core import jobs
+    from core.dashboard import jobs
 
     first = _train(train_page(), "mine", steps=2000)  # long enough to still run while a second session looks
     assert not first.error, [e.value for e in first.error]
@@ -240,7 +244,7 @@ def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_roo
 
     import pandas as pd
 
-    from core import store as st
+    from core.results import store as st
 
     at = open_page("runtime")
     tr = _training_table(at)
@@ -262,8 +266,8 @@ def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_roo
 
 @pytest.mark.parametrize("page", ["similarity", "attention_maps"])
 def test_a_run_whose_weights_are_missing_or_broken_is_skipped_with_a_warning(page, stores_root):
-    from core import findings
-    from core import store as st
+    from core.analysis import findings
+    from core.results import store as st
 
     store = stores_root / "damaged"
     for sub in ("runs", "weights"):

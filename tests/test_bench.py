@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-from core import store as st
 from core.attention import ATTENTION
+from core.benchmarks.layer_bench import REFERENCE
 from core.cli import main
-from core.layer_bench import REFERENCE
+from core.results import store as st
 
 
 def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
@@ -34,13 +34,20 @@ def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
     sb = st.load_table(tmp_path, "bench", "store").set_index("what")
     assert (sb.runs == 200).all() and (sb.seconds > 0).all()  # quick: a 200-run synthetic store
     assert sb.target_seconds.dropna().tolist() == [1.0, 0.5, 3.0]  # the issue's targets, reported beside each figure
+    pr = st.load_table(tmp_path, "bench", "precision").set_index("engine")
+    assert list(pr.index) == ["fp32", "bf16"] and list(pr.precision) == ["fp32", "bf16"]  # quick: no compile
+    assert pr.speedup_vs_fp32["fp32"] == 1.0 and (pr.runs_per_min > 0).all() and (pr.utilisation > 0).all()
+    assert pr.peak_gflops["bf16"] != pr.peak_gflops["fp32"]  # each precision against its own measured peak
+    meta = st.read_meta(tmp_path / "bench" / "precision.parquet")
+    assert meta["cpu"] and "flags" not in meta["cpu_flags"] and meta["cpu_flags"] == pr.cpu_flags.iloc[0]
     assert torch.get_num_threads() == threads  # the one-thread engine gives the threads back
 
 
 def test_cpu_attention_flops_are_counted():
-    """torch's FlopCounterMode leaves the CPU flash kernel out; core.flops counts it as torch counts CUDA's."""
+    """torch's FlopCounterMode leaves the CPU flash kernel out; core.experiments.flops counts it as torch counts
+    CUDA's."""
     from core.attention.base import SHORT_SEQ
-    from core.layer_bench import layer, layer_flops
+    from core.benchmarks.layer_bench import layer, layer_flops
 
     B, T, D, H = 2, SHORT_SEQ + 36, 32, 4
     x = torch.randn(B, T, D, requires_grad=True)
@@ -53,7 +60,7 @@ def test_cpu_attention_flops_are_counted():
 def test_ablation_times_the_step_with_each_operator_made_free_and_restores_it():
     import torch.nn.functional as F
 
-    from core.profile import ABLATIONS, _identity, ablate_step
+    from core.benchmarks.profile import ABLATIONS, _identity, ablate_step
 
     originals = {name: getattr(where, name) for where, name, _ in ABLATIONS.values()}
     x = torch.randn(2, 3)
@@ -68,7 +75,7 @@ def test_ablation_times_the_step_with_each_operator_made_free_and_restores_it():
 
 
 def test_ensemble_scaling_prints_one_line_per_size_with_its_per_member_share():
-    from core.profile import ensemble_scaling
+    from core.benchmarks.profile import ensemble_scaling
 
     lines = ensemble_scaling("cpu", sizes=(1, 3), steps=13).splitlines()
     assert "ms per member-step" in lines[0] and len(lines) == 3

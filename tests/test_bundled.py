@@ -4,12 +4,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from core import findings, sweep
-from core import store as st
+from core.analysis import findings
 from core.attention import ATTENTION
-from core.config import LR_GRID, TrainConfig
-from core.store import BUNDLED_LONGER, BUNDLED_MORE_SEEDS, BUNDLED_SWEEP, BUNDLED_SWEEPS
-from core.tasks import TASKS
+from core.experiments import sweep
+from core.results import store as st
+from core.results.store import BUNDLED_LONGER, BUNDLED_MORE_SEEDS, BUNDLED_SWEEP, BUNDLED_SWEEPS, SCAN_SWEEPS
+from core.training.config import LR_GRID, TrainConfig
+from core.training.tasks import TASKS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SEEDS = 5
@@ -18,8 +19,34 @@ LONGER = {"associative_recall": 1600}  # and again at these steps, by the third
 WEIGHT_SEEDS = 5  # `python -m core prune --store data --max-seeds 5`
 
 
-def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
+def _scan_jobs(command: str) -> list:
+    """The jobs a documented scan command plans (parsed by the CLI's own flags)."""
+    from core.cli import build_parser
+
+    args = build_parser().parse_args(command.removeprefix("python -m core ").split())
+    model = {k: getattr(args, k) for k in ("d_model", "n_heads", "d_head") if getattr(args, k) is not None}
+    return sweep.plan(args.attention, args.task, args.seeds, TrainConfig(steps=args.steps), model, args.lr)
+
+
+def test_every_scan_run_belongs_to_a_documented_scan_and_comes_as_whole_ensembles():
     runs = st.load_runs(DATA)
+    bundled = st.load_runs(DATA).query("d_head == d_model // n_heads & d_model == 64 & n_heads == 4")
+    scan = runs[~runs.run_id.isin(bundled.run_id)]
+    planned = {}
+    for command in SCAN_SWEEPS:
+        for job in _scan_jobs(command):
+            planned[frozenset(job.run_ids().values())] = command
+    stored = set(scan.run_id)
+    jobs_present = [ids for ids in planned if ids & stored]
+    assert stored == set().union(*jobs_present)  # nothing undocumented
+    assert all(ids <= stored for ids in jobs_present)  # each job stored whole (a sweep writes its ensemble)
+    recorded = {st.scan_command(p["command"]) for p in st.provenance_of(DATA)} - set(BUNDLED_SWEEPS)
+    assert recorded == {planned[ids] for ids in jobs_present}
+    assert all(c in (DATA.parent / "README.md").read_text() for c in recorded)
+
+
+def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
+    runs = st.load_runs(DATA).query("d_head == d_model // n_heads & d_model == 64 & n_heads == 4")
     assert set(runs.status) <= {"ok", "diverged"}
     jobs = sweep.plan(list(ATTENTION), list(TASKS), SEEDS, TrainConfig(eval_every=50), lrs=LR_GRID)
     for task, n in MORE_SEEDS.items():
@@ -38,7 +65,8 @@ def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
 
 def test_bundled_provenance_names_the_documented_command():
     commands = {p["command"] for p in st.provenance_of(DATA)}
-    assert commands == set(BUNDLED_SWEEPS)
+    assert set(BUNDLED_SWEEPS) <= commands
+    assert {st.scan_command(c) for c in commands - set(BUNDLED_SWEEPS)} <= set(SCAN_SWEEPS)
     assert all(p["versions"]["torch"].startswith("2.13") for p in st.provenance_of(DATA))
     readme = (DATA.parent / "README.md").read_text()
     assert all(c in readme for c in BUNDLED_SWEEPS)
@@ -48,7 +76,7 @@ def test_bundled_metrics_load_and_weights_are_kept_for_the_best_lr_runs():
     runs = st.load_runs(DATA)
     m = st.load_metrics(DATA, runs.run_id[:5])
     assert set(m.metric) >= {"train_loss", "val_loss", "val_acc", "test_loss", "test_acc", "update_qk.0"}
-    best = findings.at_best_lr(findings.at_longest(runs))  # what the pages read by default
+    best = findings.at_best_lr(findings.at_longest(findings.at_main_size(runs)))  # the pages' default view
     kept = {p.stem for p in (DATA / "weights").glob("*.safetensors")}
     assert kept == set(best[best.seed < WEIGHT_SEEDS].run_id)
     assert set(runs[runs.run_id.isin(kept)].groupby("task").steps.max()) == {800, 1600}
@@ -67,7 +95,7 @@ def test_the_matched_baselines_cover_every_run():
 
 
 def test_standard_at_its_best_lr_solves_every_task_on_every_seed():
-    best = findings.at_best_lr(st.load_runs(DATA))
+    best = findings.at_best_lr(findings.at_main_size(st.load_runs(DATA)))
     acc = best[best.attention == "standard"].groupby("task").test_acc.min()
     assert len(acc) == len(TASKS) and (acc >= findings.SOLVED).all(), acc
 
@@ -81,7 +109,8 @@ def test_bundled_data_is_small_enough_for_community_cloud():
 def test_the_bundled_sweeps_measured_themselves():
     """README's sweep wall time and utilisation come from data/bench/sweep-*.parquet, written by each sweep."""
     records = {st.read_meta(p)["provenance"]["command"]: p for p in (DATA / "bench").glob("sweep-*.parquet")}
-    assert set(records) == set(BUNDLED_SWEEPS)
+    assert set(BUNDLED_SWEEPS) <= set(records)
+    assert {st.scan_command(c) for c in set(records) - set(BUNDLED_SWEEPS)} <= set(SCAN_SWEEPS)
     readme = (DATA.parent / "README.md").read_text()
     n_jobs = len(ATTENTION) * len(TASKS)
     for command, runs, steps in ((BUNDLED_SWEEP, n_jobs * SEEDS * len(LR_GRID), 800),

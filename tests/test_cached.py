@@ -4,7 +4,7 @@ and no loader keeps an unbounded number of the states it showed."""
 import inspect
 import os
 
-from core import cached
+from core.dashboard import cached
 
 
 def _set_mtime(folder, ns: int) -> None:

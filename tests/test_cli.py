@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from core import store as st
-from core import sweep as sweep_mod
 from core.cli import main
-from core.config import TrainConfig
-from core.flops import job_flops, run_flops
+from core.experiments import sweep as sweep_mod
+from core.experiments.flops import job_flops, run_flops
+from core.results import store as st
+from core.training.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-every", "10", "--quiet"]
@@ -40,10 +40,10 @@ def test_sweep_runs_then_resumes_without_rewriting(tmp_path, capsys):
 def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them(tmp_path, capsys):
     sweep(tmp_path, "--attention", "standard,bilinear", "--task", "reverse", "--seeds", "2", "--workers", "1")
     out = capsys.readouterr().out
-    assert "of the float32 matmul peak measured here" in out and "training steps alone" in out
+    assert "(fp32)" in out and "of the fp32 matmul peak measured here" in out and "training steps alone" in out
     (path,) = (tmp_path / "bench").glob("sweep-*.parquet")  # one record per sweep, never overwritten
     rec = st.load_named(tmp_path, "bench").iloc[0]
-    assert (rec.kind, rec.jobs, rec.runs, rec.steps) == ("sweep", 2, 4, 20)
+    assert (rec.kind, rec.precision, rec.jobs, rec.runs, rec.steps) == ("sweep", "fp32", 2, 4, 20)
     assert rec.seconds > 0 and 0 < rec.gflops < rec.peak_gflops
     assert rec.utilisation == pytest.approx(rec.gflops / rec.peak_gflops)
     assert f"at that peak its FLOPs would still take {rec.gflop / rec.peak_gflops / 60:.1f} min" in out
@@ -88,6 +88,11 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
         (["bench", "--quick", "--workers", "0"], "--workers"),
         (["bench", "--quick", "--training-rounds", "0"], "--training-rounds"),
         (["prune", "--max-seeds", "0"], "--max-seeds"),
+        (["--precision", "fp16"], "--precision"),
+        (["--length", "0"], "--length"),
+        (["--length", "5000"], "--length"),
+        (["--n-symbols", "x"], "--n-symbols"),
+        (["--task", "induction", "--length", "40"], "--length"),  # more distinct tokens than symbols
     ],
 )
 def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, capsys, argv, flag):
@@ -122,7 +127,7 @@ def test_lr_grid_trains_every_seed_at_every_lr_and_summary_reports_the_best(tmp_
     assert (runs.n_ensemble == 4).all()
     capsys.readouterr()
     main(["summary", "--store", str(tmp_path)])
-    from core.findings import best_lr
+    from core.analysis.findings import best_lr
 
     assert f"lr {best_lr(runs).lr.iloc[0]:g}" in capsys.readouterr().out
     # a resumed member trains alone, and says so
@@ -174,7 +179,7 @@ def test_two_concurrent_sweeps_on_one_store_train_each_run_once(tmp_path):
 def test_a_full_disk_ends_the_sweep_in_one_line_with_finished_runs_kept(tmp_path, monkeypatch, capsys):
     import errno
 
-    from core import store
+    from core.results import store
 
     real, calls = store.write_run, []
 

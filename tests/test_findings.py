@@ -1,12 +1,13 @@
 """Statistics the app and README state: best lr on validation, intervals, verdicts, sentences."""
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from core import findings
+from core.analysis import findings, stats
 
 
 def runs(rows, lr=3e-3, val_shift=0.0):
@@ -66,9 +67,63 @@ def test_each_verdict_from_data_built_for_it():
 def test_noisy_n3_with_close_means_is_inconclusive_not_equivalent():
     noisy = runs([("standard", "a", [0.2, 0.5, 0.05], [0.9] * 3), ("stacked", "a", [0.3, 0.05, 0.45], [0.9] * 3)])
     row = findings.compare_to(noisy).iloc[0]
-    assert abs(row["diff"]) < findings.EQUIV_MARGIN  # the means are close...
-    assert row.verdict == "inconclusive" and row.ci_lo < -findings.EQUIV_MARGIN  # ...but the interval is wide
+    assert 1 / findings.RATIO_MARGIN < row.ratio < findings.RATIO_MARGIN  # the geometric means are close...
+    assert row.verdict == "inconclusive" and row.eq_lo < 1 / findings.RATIO_MARGIN  # ...but the interval is wide
     assert row.n == row.ref_n == 3
+
+
+def test_two_solved_cells_ten_times_apart_are_not_equivalent():
+    """Both solve every seed at losses near 0 (a difference in nats of 0.009 calls them same); on the log
+    scale a tenfold loss is a difference, and equal cells are equivalent."""
+    std = [0.001, 0.0012, 0.0009, 0.0011, 0.001]
+    data = runs([("standard", "a", std, [1.0] * 5), ("tied_qk", "a", [10 * v for v in std[::-1]], [1.0] * 5),
+                 ("stacked", "a", [v * 1.02 for v in std[1:] + std[:1]], [1.0] * 5)])  # fmt: skip
+    cmp = findings.compare_to(data).set_index("attention")
+    assert abs(cmp.loc["tied_qk", "diff"]) < 0.05  # the old margin in nats would have said "equivalent"
+    assert cmp.loc["tied_qk", "verdict"] == "worse" and cmp.loc["tied_qk", "ratio"] == pytest.approx(10, rel=1e-6)
+    assert cmp.loc["stacked", "verdict"] == "equivalent"
+    assert 1 / 1.5 < cmp.loc["stacked", "eq_lo"] < cmp.loc["stacked", "eq_hi"] < 1.5
+
+
+def test_holm_changes_a_borderline_family():
+    """One comparison alone at p ~ 0.03 is a difference; among four it no longer survives Holm."""
+    ref = list(np.exp([0.0, 0.3, -0.3, 0.15, -0.15, 0.05]))
+    worse = list(np.exp(np.array([0.1, -0.2, 0.35, -0.1, 0.2, -0.25]) + 0.35))  # Welch p = 0.021 on log loss
+    base = runs([("standard", "a", ref, [1.0] * 6), ("stacked", "a", worse, [1.0] * 6)])
+    alone = findings.compare_to(base).iloc[0]
+    assert 0.01 < alone.p < 0.05 and alone.p_holm == alone.p and alone.verdict == "worse"
+    others = runs([(n, "a", ref[1:] + ref[:1], [1.0] * 6) for n in ("mqa", "gqa", "bilinear")])
+    family = findings.compare_to(pd.concat([base, others])).set_index("attention")
+    assert family.loc["stacked", "p"] == pytest.approx(alone.p)
+    assert family.loc["stacked", "p_holm"] == pytest.approx(min(1, 4 * alone.p))
+    assert family.loc["stacked", "verdict"] == "inconclusive"
+
+
+def test_tost_at_5_percent_is_the_90_percent_interval_inside_the_margin():
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        a, b = np.exp(rng.normal(0, 0.4, 5)), np.exp(rng.normal(rng.normal(0, 0.2), 0.4, 5))
+        la, lb = np.log(a), np.log(b)
+        _, lo, hi, _ = stats.welch_ci(la, lb, level=0.90)
+        inside = -np.log(1.5) < lo and hi < np.log(1.5)
+        assert (stats.tost_p(la, lb, np.log(1.5)) < 0.05) == inside
+
+
+def test_stat_primitives_match_scipy():
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 6.0, 8.0])
+    assert stats.welch_p(a, b) == pytest.approx(0.0999129, abs=1e-5)  # scipy.stats.ttest_ind(equal_var=False)
+    assert stats.t_cdf(1.5, 4.2) == pytest.approx(0.8976596, abs=1e-6)  # scipy.stats.t.cdf
+    assert list(stats.holm([0.01, 0.04, 0.03, 0.2])) == pytest.approx([0.04, 0.09, 0.09, 0.2])
+
+
+def test_lr_sensitivity_counts_the_lrs_that_solve():
+    data = pd.concat([
+        runs([("standard", "a", [0.01] * 5, [1.0] * 5)], lr=1e-3),
+        runs([("standard", "a", [0.01] * 5, [1.0] * 4 + [0.5])], lr=3e-3),
+        runs([("standard", "a", [0.01] * 5, [1.0] + [0.5] * 4)], lr=1e-2),
+    ])  # fmt: skip
+    row = findings.lr_sensitivity(data).iloc[0]
+    assert (row.lrs, row.lrs_solving) == (3, 2) and row.per_lr == "0.001: 5/5, 0.003: 4/5, 0.01: 1/5"
 
 
 def test_best_lr_is_chosen_on_validation_never_on_test():
@@ -93,7 +148,8 @@ def test_sentences_quote_n_the_interval_and_the_counts():
     assert len(lines) == 2
     assert lines[0].startswith("**stacked** vs standard (each at its best lr, n = 5 seeds per side): worse on b (")
     assert "95% CI [" in lines[0] and "solved 0/5 vs 5/5, Fisher p = 0.0079" in lines[0]
-    assert lines[0].endswith(f"equivalent within ±{findings.EQUIV_MARGIN} nats on a.")
+    assert re.search(r"equivalent within a loss ratio of 1.5× on a \(×[0-9.]+–[0-9.]+\)\.$", lines[0])
+    assert "Holm p = " in lines[0]
     assert "better on a" in lines[1]
 
 
@@ -103,8 +159,9 @@ def test_sentences_name_tasks_in_the_order_asked_whatever_order_the_store_listed
     data = pd.concat([DATA, extra])
     data = data[data.task != "b"]  # stacked is equivalent on a and c
     for shuffled in (data, data.iloc[::-1], data.sample(frac=1.0, random_state=3)):
-        assert findings.sentences(shuffled, ["stacked"])[0].endswith("nats on a, c.")
-        assert findings.sentences(shuffled, ["stacked"], tasks=["c", "a"])[0].endswith("nats on c, a.")
+        assert re.search(r"1.5× on a \(.*\), c \(.*\)\.$", findings.sentences(shuffled, ["stacked"])[0])
+        line = findings.sentences(shuffled, ["stacked"], tasks=["c", "a"])[0]
+        assert re.search(r"1.5× on c \(.*\), a \(.*\)\.$", line)
 
 
 def test_summary_counts_solved_with_an_interval_and_diverged_as_unsolved():

@@ -1,4 +1,4 @@
-"""The runs index (core.index) is a cache of the run files: it must read exactly what the files hold, and a
+"""The runs index (core.results.index) is a cache of the run files: it must read exactly what the files hold, and a
 stale, partial or corrupt index must never change what load_runs returns."""
 
 import os
@@ -8,10 +8,12 @@ import warnings
 import pandas as pd
 import pytest
 
-from core import cli, index, sweep
-from core import runfile as rf
-from core import store as st
-from core.config import TrainConfig
+from core import cli
+from core.experiments import sweep
+from core.results import index
+from core.results import runfile as rf
+from core.results import store as st
+from core.training.config import TrainConfig
 
 
 @pytest.fixture(scope="module")

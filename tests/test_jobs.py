@@ -4,9 +4,10 @@ import time
 
 import pytest
 
-from core import jobs, sweep
-from core import store as st
-from core.config import TrainConfig
+from core.dashboard import jobs
+from core.experiments import sweep
+from core.results import store as st
+from core.training.config import TrainConfig
 
 TINY = {"d_model": 16, "n_heads": 2}
 

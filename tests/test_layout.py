@@ -1,34 +1,72 @@
-"""Data flows one way: no import cycle inside core/ (module-level or deferred imports alike)."""
+"""Data flows one way: no import cycle inside core/, and sub-packages import only in the allowed direction.
+
+The package map (README's Layout): attention -> training -> results -> analysis -> experiments ->
+benchmarks / dashboard -> the CLI and the pages. Imports are read from the source (module level or
+deferred inside a function alike), relative or absolute.
+"""
 
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
+# What each sub-package may import from core (besides itself). The CLI (core.cli, core.flags,
+# core.__main__) sits on top and may import anything.
+ALLOWED = {
+    "attention": set(),
+    "training": {"attention"},
+    "results": {"attention", "training"},
+    "analysis": {"attention", "training", "results", "flags"},  # baselines' and pretrained's own commands
+    "experiments": {"attention", "training", "results", "analysis"},
+    "benchmarks": {"attention", "training", "results", "analysis", "experiments", "flags"},
+    "dashboard": {"attention", "training", "results", "analysis", "experiments"},
+}
+PAGES_MAY_IMPORT = {"dashboard", "analysis", "results"}
 
-def _imports() -> dict[str, set[str]]:
-    mods = {}
-    for path in (ROOT / "core").rglob("*.py"):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        package = name if parts[-1] == "__init__" else name.rsplit(".", 1)[0]
-        deps = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level:
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _deps(path: Path) -> set[str]:
+    """Every core module or package `path` imports, as absolute dotted names."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    deps = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
                 target = ".".join(base + ([node.module] if node.module else []))
-                deps |= {f"{target}.{a.name}" for a in node.names} if node.module is None else {target}
-        mods[name] = deps
-    return mods
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "core":
+                continue
+            deps |= {f"{target}.{a.name}" for a in node.names} | {target}
+        elif isinstance(node, ast.Import):
+            deps |= {a.name for a in node.names if a.name.split(".")[0] == "core"}
+    return deps
+
+
+def _core_imports() -> dict[str, set[str]]:
+    return {_module_name(p): _deps(p) for p in (ROOT / "core").rglob("*.py")}
+
+
+def _subpackage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
 
 
 def test_core_has_no_import_cycles():
-    mods = _imports()
+    mods = _core_imports()
 
     def known(dep: str) -> str:
         while dep not in mods and "." in dep:
             dep = dep.rsplit(".", 1)[0]
-        return dep if dep in mods else ""
+        return dep if dep in mods and dep != "core" else ""
 
     graph = {m: {known(d) for d in deps} - {"", m} for m, deps in mods.items()}
     cycles = []
@@ -43,4 +81,40 @@ def test_core_has_no_import_cycles():
     for m in graph:
         visit(m, [m])
     assert not cycles, cycles[0]
-    assert "core.tasks" in graph["core.config"] and "core.sweep" not in graph["core.workers"]
+    assert "core.training.tasks" in graph["core.training.config"]
+    assert "core.experiments.sweep" not in graph["core.experiments.workers"]
+
+
+def _violations(mods: dict[str, set[str]]) -> list[str]:
+    return [
+        f"{m} imports {d}"
+        for m, deps in mods.items()
+        if _subpackage(m) in ALLOWED
+        for d in sorted(deps)
+        if _subpackage(d) not in ("", _subpackage(m)) and _subpackage(d) not in ALLOWED[_subpackage(m)]
+    ]
+
+
+def test_subpackages_import_in_the_allowed_direction():
+    bad = _violations(_core_imports())
+    assert not bad, bad
+
+
+def test_the_direction_check_flags_a_wrong_import():
+    assert _violations({"core.results.store": {"core.dashboard.ui", "core.training.config"}}) == [
+        "core.results.store imports core.dashboard.ui"
+    ]
+
+
+def test_every_subpackage_is_mapped_and_documented():
+    packages = {p.parent.name for p in (ROOT / "core").glob("*/__init__.py")}
+    assert packages == set(ALLOWED)
+    for pkg in packages:
+        doc = ast.get_docstring(ast.parse((ROOT / "core" / pkg / "__init__.py").read_text()))
+        assert doc and "import" in doc, f"core/{pkg}/__init__.py says what it holds and may import"
+
+
+@pytest.mark.parametrize("path", sorted([*(ROOT / "pages").glob("*.py"), ROOT / "app.py"]), ids=lambda p: p.name)
+def test_pages_import_only_the_dashboard_analysis_and_results(path):
+    bad = [d for d in _deps(path) if _subpackage(d) and _subpackage(d) not in PAGES_MAY_IMPORT]
+    assert not bad, f"{path.name} imports {bad}"

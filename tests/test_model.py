@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from core.attention import ATTENTION
-from core.config import ModelConfig
-from core.model import Transformer, count_model_params
+from core.training.config import ModelConfig
+from core.training.model import Transformer, count_model_params
 
 
 @pytest.mark.parametrize("mlp", [True, False])

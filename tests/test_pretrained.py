@@ -11,8 +11,8 @@ import torch
 from safetensors.numpy import save_file
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
-from core import pretrained
-from core import store as st
+from core.analysis import pretrained
+from core.results import store as st
 
 D, H, G, R = 32, 6, 2, 16  # d_model, query heads, kv heads, d_head (Q8_0 blocks are 32 wide)
 WORDS = ["[UNK]", "[CLS]", "[SEP]", "a", "man", "is", "playing", "guitar", "someone", "strumming", "the", "stock",

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from core import cli, sweep
-from core import store as st
-from core.config import TrainConfig
+from core import cli
+from core.experiments import sweep
+from core.results import store as st
+from core.training.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--attention", "standard,mqa", "--task", "reverse", "--seeds", "2", "--lr", "1e-3,3e-3", "--steps", "15",

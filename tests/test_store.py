@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import claims
-from core import store as st
-from core.config import ModelConfig, TaskConfig, TrainConfig
-from core.run_job import Job, record
-from core.tasks import make_task
-from core.train import train_ensemble
+from core.experiments.run_job import Job, record
+from core.results import claims
+from core.results import store as st
+from core.training.config import ModelConfig, TaskConfig, TrainConfig
+from core.training.tasks import make_task
+from core.training.train import train_ensemble
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_empty_or_missing_store_loads_empty(tmp_path):
 def test_provenance_is_dirty_for_code_changes_not_for_regenerated_data(tmp_path):
     git = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)  # noqa: E731
     git("init", "-q")
-    for f in ("core/train.py", "data/runs/a.parquet", "README.md"):
+    for f in ("core/training/train.py", "data/runs/a.parquet", "README.md"):
         (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / f).write_text("v1")
     git("add", ".")

@@ -6,8 +6,8 @@ import sys
 import pytest
 import torch
 
-from core.config import ModelConfig, TaskConfig, TrainConfig, run_id
-from core.tasks import TASKS, make_task
+from core.training.config import ModelConfig, TaskConfig, TrainConfig, run_id
+from core.training.tasks import TASKS, make_task
 
 
 def gen(seed):
@@ -44,7 +44,7 @@ def test_validation_and_test_are_disjoint_from_each_other_and_from_training(name
 
 
 def test_chance_levels_are_computed_on_the_test_set():
-    from core.tasks import chance_levels
+    from core.training.tasks import chance_levels
 
     ar = chance_levels("associative_recall")
     assert ar["uniform"] == 1 / 32
@@ -117,7 +117,7 @@ def test_configs_normalise_defaults_and_hash_stably():
     assert a == ModelConfig(attention="gqa", n_heads=4, d_head=16, n_kv_heads=2)
     assert a.key == ModelConfig(attention="gqa", n_heads=4, n_kv_heads=2).key
     assert a.key != ModelConfig(attention="gqa", n_heads=4, n_kv_heads=1).key
-    code = "from core.config import ModelConfig; print(ModelConfig(attention='gqa').key)"
+    code = "from core.training.config import ModelConfig; print(ModelConfig(attention='gqa').key)"
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert other == ModelConfig(attention="gqa").key  # stable across processes (not Python's salted hash)
     m, t, tr = ModelConfig(), TaskConfig(), TrainConfig()

@@ -5,10 +5,10 @@ import math
 import pytest
 import torch
 
-from core.config import ModelConfig, TaskConfig, TrainConfig
-from core.reference import train_plain
-from core.tasks import make_task
-from core.train import lr_at, train_ensemble
+from core.training.config import ModelConfig, TaskConfig, TrainConfig
+from core.training.reference import train_plain
+from core.training.tasks import make_task
+from core.training.train import lr_at, train_ensemble
 
 TASK = TaskConfig("reverse", eval_size=64)
 T = make_task(TASK)
@@ -108,7 +108,7 @@ def test_lr_schedule_warms_up_then_decays():
 
 
 def test_clip_per_member_is_torchs_clip_on_each_member_and_skips_unused_parameters():
-    from core.train import clip_per_member
+    from core.training.train import clip_per_member
 
     torch.manual_seed(0)
     stacked = [torch.zeros(3, 4, 5, requires_grad=True), torch.zeros(3, 5, requires_grad=True)]

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core import store as st
-from core import sweep
-from core.config import TrainConfig
+from core.experiments import sweep
+from core.results import store as st
+from core.training.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_TRAIN = TrainConfig(steps=15, eval_every=5, batch_size=8)
@@ -93,7 +93,7 @@ def test_a_killed_worker_is_retried_once_and_the_sweep_ends_with_every_run(tmp_p
 
 def _dies_on_identity(store, index, job, missing, device, command):
     """A worker's job function that kills its own process on identity's job (as an OOM kill would)."""
-    from core import workers
+    from core.experiments import workers
 
     if job.model.attention == "identity":
         workers._progress.put(("start", index))
@@ -103,7 +103,7 @@ def _dies_on_identity(store, index, job, missing, device, command):
 
 
 def test_a_job_that_kills_its_worker_twice_is_reported_in_one_line_and_the_rest_stored(tmp_path):
-    from core import workers
+    from core.experiments import workers
 
     todo = [(j, j.members) for j in sweep.plan(["standard", "identity"], ["reverse"], 1, TINY_TRAIN, TINY_MODEL)]
     out = workers.run_parallel(tmp_path, todo, "cpu", "pytest", 2, train=_dies_on_identity)

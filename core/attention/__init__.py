@@ -2,6 +2,7 @@
 
 Adding a variant is one class (a subclass of `Attention`) and one line in `ATTENTION`;
 the parametrized tests pick it up with no other edit.
+May import: nothing else in core (it is the bottom layer).
 """
 
 from .base import Attention

@@ -4,7 +4,7 @@ Notation: D = d_model, H = n_heads, r = d_head, G = n_kv_heads. Row-vector conve
 Per-head weights use TransformerLens names and shapes: W_Q, W_K, W_V (H, D, r) and W_O (H, r, D).
 
 Ensembles: every forward also accepts one leading member dim E on the weights and the input
-(W_Q (E, H, D, r), x (E, B, T, D)), so core.train runs all seeds as one batched model through
+(W_Q (E, H, D, r), x (E, B, T, D)), so core.training.train runs all seeds as one batched model through
 torch.func.functional_call with stacked parameters; `*lead` below is () or (E,).
 """
 

@@ -1,0 +1,64 @@
+"""`python -m core baselines`: what the Similarity page measures trained weights against, matched to each run.
+
+- STORE/analysis/init.parquet: every run's similarity metrics at step 0, its own initial weights rebuilt
+  deterministically from its seed (core.training.train.init_model), so a page can ask "how far did training move
+  this from where it started?" without storing a second set of weights.
+- STORE/analysis/random.parquet: each metric's mean and std over freshly initialised layers of each
+  parameterization (its own shapes and init: products of random factors for `stacked`, a shared W for
+  `tied_qkv`). A metric whose std there is 0 holds by construction (tied variants' cos = 1, symmetric
+  W_QK), and `by_construction` says so.
+"""
+
+import pandas as pd
+import torch
+
+from ..flags import store_dir
+from ..results import store as st
+from ..training.config import ModelConfig
+from ..training.train import init_model
+from . import similarity
+
+SAMPLES = 8  # fresh initialisations per parameterization and size for the random baseline
+BASE_SEED = 10_000  # apart from the seeds sweeps use
+
+
+def _metrics(cfg: ModelConfig, seed: int, **labels) -> pd.DataFrame:
+    with torch.no_grad():
+        layers = [{k: v.double().numpy() for k, v in hw.items()} for hw in init_model(cfg, seed).head_weights()]
+    return similarity.metrics_frame(layers, **labels)
+
+
+def init_metrics(runs: pd.DataFrame, configs: dict) -> pd.DataFrame:
+    """Per run: the metrics of its step-0 weights (run_id, layer, head, metric, value)."""
+    frames = [_metrics(configs[r.run_id], int(r.seed), run_id=r.run_id) for r in runs.itertuples()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def random_metrics(configs: list[ModelConfig]) -> pd.DataFrame:
+    """Per (attention, d_model, n_heads, d_head, metric): mean and std over SAMPLES fresh initialisations."""
+    out = []
+    for cfg in {(c.attention, c.d_model, c.n_heads, c.d_head): c for c in configs}.values():
+        frame = pd.concat([_metrics(cfg, BASE_SEED + i) for i in range(SAMPLES)], ignore_index=True)
+        agg = frame.groupby("metric").value.agg(["mean", "std"]).reset_index()
+        keys = {"attention": cfg.attention, "d_model": cfg.d_model, "n_heads": cfg.n_heads, "d_head": cfg.d_head}
+        out.append(
+            agg.assign(**keys, by_construction=agg["mean"].notna() & (agg["std"] < 1e-9), defined=agg["mean"].notna())
+        )
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+
+def cmd_baselines(args, parser):
+    runs = st.load_runs(args.store)
+    if runs.empty:
+        parser.error(f"--store: no runs in {args.store!r}")
+    configs = {rid: ModelConfig.from_dict(st.read_meta(st.run_path(args.store, rid))["model"]) for rid in runs.run_id}
+    st.write_named(args.store, "analysis", "init", init_metrics(runs, configs))
+    st.write_named(args.store, "analysis", "random", random_metrics(list(configs.values())))
+    print(f"wrote the step-0 metrics of {len(runs)} runs and the random baselines of {len(set(runs.attention))} "
+          f"parameterizations into {args.store}/analysis/")  # fmt: skip
+
+
+def add_baselines(sub):
+    p = sub.add_parser("baselines", help="step-0 and random-init similarity baselines for the Similarity page")
+    p.add_argument("--store", type=store_dir, default="store", help="store directory (default store/)")
+    p.set_defaults(func=cmd_baselines)

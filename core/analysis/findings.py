@@ -1,0 +1,320 @@
+"""Every statistic the app and README state, in one place: best-lr selection, outcome counts with
+intervals, and comparisons with a verdict a statistician would sign. Pure numpy and pandas; the
+primitives (Wilson, Fisher, Welch, TOST, Holm) are in core.analysis.stats.
+
+The rules, stated once:
+- longest: each task (per model and task size) is read at the longest training the store holds for it, so a
+  task retrained for longer (to rule out truncation) replaces its shorter runs in every comparison.
+- best lr: per cell (attention, task and its size, model size, steps, precision), the lr whose seeds have
+  the lowest mean *validation* loss; a diverged seed counts as infinite loss; ties go to the smaller lr. The
+  test set is never used to choose anything.
+- solved: test accuracy >= SOLVED on the answer positions; counted k/n with a Wilson 95% interval.
+- compare_to: test losses are compared on the log scale, as the ratio of geometric means (a 95% Welch
+  interval on mean log loss, exponentiated): two solved cells whose losses differ tenfold are told apart,
+  which a difference in nats near 0 cannot do. The test of each comparison is Welch's t on log loss
+  (Fisher's exact on the solved counts when a side has fewer than two finished seeds), Holm-corrected over
+  the family of comparisons made in one call (what a table or the Overview shows together):
+  `better` / `worse` when the Holm-adjusted p < ALPHA; else `equivalent` when TOST at ALPHA (the 90%
+  interval of the ratio inside [1/RATIO_MARGIN, RATIO_MARGIN]) holds; otherwise `inconclusive` (a
+  difference not detected is not a sameness shown). Solved k/n with Fisher's p stays the headline for
+  unsolved cells.
+- lr sensitivity: per cell, how many lrs of the grid solve at least ROBUST of their seeds.
+"""
+
+import numpy as np
+import pandas as pd
+
+from . import stats
+
+SOLVED = 0.95  # test accuracy that counts as solving a task
+ALPHA = 0.05  # family-wise error rate of the differences (Holm), and TOST's level
+# Equivalent: the geometric-mean test-loss ratio's 90% interval inside [1/1.5, 1.5]. Solved cells sit at losses
+# of 1e-4 to 1e-2 nats, where a fixed margin in nats calls any two "same"; a loss 1.5x another's is the
+# smallest ratio that changes perplexity on unsolved cells or steps-to-threshold on solved ones noticeably.
+RATIO_MARGIN = 1.5
+LOSS_FLOOR = 1e-7  # log of a smaller test loss is taken at this (float32 cross-entropy's resolution)
+ROBUST = 0.8  # share of seeds an lr (or a scaling setting) must solve to count as solving
+IMPROVING = 0.02  # over the last fifth of training: val loss fell by 2% (relative) or val accuracy rose 2 points
+CELL = ["attention", "task", "n_symbols", "length", "n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "mlp",
+        "steps", "batch_size", "precision"]  # fmt: skip
+
+
+def _cell(runs: pd.DataFrame) -> list[str]:
+    return [c for c in CELL if c in runs.columns]
+
+
+def _val(runs: pd.DataFrame) -> pd.Series:
+    val = runs.get("val_loss", pd.Series(np.nan, index=runs.index)).astype(float)
+    return val.where(runs.status == "ok", np.inf)  # a diverged seed makes its lr lose
+
+
+def best_lr(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell with the chosen `lr`, its mean validation loss and its number of seeds."""
+    if runs.empty:
+        return pd.DataFrame(columns=[*CELL, "lr", "val_loss", "n"])
+    df = runs.assign(_val=_val(runs))
+    per_lr = df.groupby([*_cell(df), "lr"], dropna=False).agg(val_loss=("_val", "mean"), n=("seed", "count"))
+    per_lr = per_lr.reset_index()
+    single = per_lr.groupby(_cell(df), dropna=False).lr.transform("count") == 1
+    per_lr = per_lr[single | per_lr.val_loss.notna()]  # several lrs and no validation (an old store): no choice
+    per_lr = per_lr.sort_values(["val_loss", "lr"], na_position="last", kind="stable")  # ties: the smaller lr
+    return per_lr.groupby(_cell(df), dropna=False, sort=False).head(1).reset_index(drop=True)
+
+
+SIZE = ["n_symbols", "length", "n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "mlp", "precision"]
+
+
+def at_longest(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs of each task and model size at the most steps any of them trained: every parameterization
+    of a task is compared at one training length."""
+    if runs.empty:
+        return runs
+    keys = ["task", *[c for c in SIZE if c in runs.columns]]
+    return runs[runs.steps == runs.groupby(keys).steps.transform("max")]
+
+
+def at_main_size(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs at the store's most common model size and precision, each task at its most common task size:
+    the operating point a summary compares at (a store with scaling scans holds many sizes)."""
+    cols = [c for c in ("n_layers", "d_model", "n_heads", "d_head", "mlp", "precision") if c in runs.columns]
+    if runs.empty or not cols:
+        return runs
+    main = runs.groupby(cols).size().idxmax()
+    runs = runs[(runs[cols] == pd.Series(main if len(cols) > 1 else (main,), index=cols)).all(axis=1)]
+    task_cols = [c for c in ("length", "n_symbols") if c in runs.columns]
+    if not task_cols:
+        return runs
+    sizes = runs.groupby(["task", *task_cols]).size().reset_index().sort_values(0, ascending=False)
+    return runs.merge(sizes.drop_duplicates("task")[["task", *task_cols]], on=["task", *task_cols])
+
+
+def at_best_lr(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs (every seed, diverged ones too) at their cell's best lr."""
+    if runs.empty:
+        return runs
+    best = best_lr(runs)[[*_cell(runs), "lr"]]
+    return runs.merge(best, on=[*_cell(runs), "lr"], how="inner")
+
+
+# ---- intervals and tests (core.analysis.stats; re-exported: the pages and README quote them from here) --
+wilson, fisher_exact, t_quantile, welch_ci, mean_ci = (
+    stats.wilson, stats.fisher_exact, stats.t_quantile, stats.welch_ci, stats.mean_ci,
+)  # fmt: skip
+
+
+def verdict(p_holm: float, ratio: float, tost: float) -> str:
+    """better / worse when the Holm-adjusted difference test rejects; equivalent when TOST does; else
+    inconclusive (see the module doc)."""
+    if p_holm < ALPHA:
+        return "better" if ratio < 1 else "worse"
+    if tost < ALPHA:
+        return "equivalent"
+    return "inconclusive"
+
+
+def _log_loss(x: np.ndarray) -> np.ndarray:
+    return np.log(np.maximum(x, LOSS_FLOOR))
+
+
+# ---- tables ------------------------------------------------------------------------------------
+def summary(runs: pd.DataFrame, tasks: list[str], attentions: list[str]) -> pd.DataFrame:
+    """Per (task, attention), in the given order: seeds n, solved k with its Wilson interval, test loss and
+    accuracy mean and std over the finished seeds, the lr, how many unsolved seeds were still improving,
+    parameter counts and seconds per step. Give it one lr per cell (at_best_lr, or one fixed lr)."""
+    if runs.empty:
+        return pd.DataFrame()
+    order = {n: i for i, n in enumerate([*tasks, *attentions])}
+    df = runs.sort_values(["task", "attention"], key=lambda col: col.map(order), kind="stable")
+    rows = []
+    for (task, name), g in df.groupby(["task", "attention"], sort=False):
+        ok = g[g.status == "ok"]
+        acc = g.test_acc.where(g.status == "ok", 0.0).fillna(0.0)
+        solved = int((acc >= SOLVED).sum())
+        lo, hi = wilson(solved, len(g))
+        improving, _ = improving_share(g)
+        lrs = sorted(set(g.lr))
+        rows.append({
+            "task": task, "attention": name, "lr": lrs[0] if len(lrs) == 1 else np.nan, "seeds": len(g),
+            "diverged": int((g.status != "ok").sum()), "solved": solved, "solved_lo": lo, "solved_hi": hi,
+            "test_loss": ok.test_loss.mean(), "test_loss_std": ok.test_loss.std(), "test_acc": ok.test_acc.mean(),
+            "test_acc_std": ok.test_acc.std(), "improving": improving,
+            "params_attention": g.params_attention.iloc[0], "params_total": g.params_total.iloc[0],
+            "seconds_per_step": g.seconds_per_step.mean(),
+        })  # fmt: skip
+    return pd.DataFrame(rows).fillna({"test_loss_std": 0.0, "test_acc_std": 0.0})
+
+
+def compare_to(runs: pd.DataFrame, reference: str = "standard", best: bool = True) -> pd.DataFrame:
+    """Per (attention, task) against the reference, each at its own best lr (best=False: as given): solved
+    k/n of both with Fisher's p; the ratio of geometric-mean test losses with its 95% interval (ratio_lo,
+    ratio_hi) and 90% interval (eq_lo, eq_hi); the difference in nats with its Welch 95% interval (diff,
+    ci_lo, ci_hi); the test used, its p and Holm-adjusted p over every row returned; TOST's p; the verdict."""
+    df = at_best_lr(runs) if best else runs
+    ok = df[df.status == "ok"]
+    rows = []
+    for (name, task), g in df.groupby(["attention", "task"], sort=False):
+        ref = df[(df.attention == reference) & (df.task == task)]
+        if name == reference or ref.empty:
+            continue
+        a = ok[(ok.attention == name) & (ok.task == task)].test_loss.to_numpy(float)
+        b = ok[(ok.attention == reference) & (ok.task == task)].test_loss.to_numpy(float)
+        k = [int(((x.test_acc >= SOLVED) & (x.status == "ok")).sum()) for x in (g, ref)]
+        row = {"attention": name, "task": task, "lr": g.lr.iloc[0], "ref_lr": ref.lr.iloc[0], "n": len(g),
+               "ref_n": len(ref), "solved": k[0], "ref_solved": k[1],
+               "fisher_p": stats.fisher_exact(k[0], len(g), k[1], len(ref)), "test": "fisher", "p": np.nan,
+               "ratio": np.nan, "ratio_lo": np.nan, "ratio_hi": np.nan, "eq_lo": np.nan, "eq_hi": np.nan,
+               "diff": np.nan, "ci_lo": np.nan, "ci_hi": np.nan, "tost_p": 1.0}  # fmt: skip
+        row["p"] = row["fisher_p"]
+        if len(a) >= 2 and len(b) >= 2:
+            la, lb = _log_loss(a), _log_loss(b)
+            d, lo, hi, _ = stats.welch_ci(la, lb)
+            _, lo90, hi90, _ = stats.welch_ci(la, lb, level=0.90)
+            row.update(ratio=np.exp(d), ratio_lo=np.exp(lo), ratio_hi=np.exp(hi), eq_lo=np.exp(lo90),
+                       eq_hi=np.exp(hi90), test="welch_log", p=stats.welch_p(la, lb),
+                       tost_p=stats.tost_p(la, lb, np.log(RATIO_MARGIN)))  # fmt: skip
+            row["diff"], row["ci_lo"], row["ci_hi"], _ = stats.welch_ci(a, b)
+        elif k[0] < k[1]:
+            row["ratio"] = np.inf
+        elif k[0] > k[1]:
+            row["ratio"] = 0.0
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    out["p_holm"] = stats.holm(out.p)
+    out["verdict"] = [verdict(p, r, t) for p, r, t in zip(out.p_holm, out.ratio.fillna(1.0), out.tost_p)]
+    return out
+
+
+def lr_sensitivity(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per cell: how many lrs of its grid solve at least ROBUST of their seeds (`lrs_solving` of `lrs`), and
+    each lr's solved k/n in `per_lr` ("3e-3: 1/10, 1e-3: 10/10"): a parameterization that solves only at one
+    lr is fragile where one that solves at three is not, whatever their best-lr verdicts say."""
+    if runs.empty:
+        return pd.DataFrame(columns=[*CELL, "lrs", "lrs_solving", "per_lr"])
+    df = runs.assign(_solved=(runs.test_acc.fillna(0) >= SOLVED) & (runs.status == "ok"))
+    per = df.groupby([*_cell(df), "lr"], dropna=False)._solved.agg(["sum", "count"]).reset_index()
+    rows = []
+    for key, g in per.groupby(_cell(df), dropna=False, sort=False):
+        g = g.sort_values("lr")
+        rows.append({**dict(zip(_cell(df), key)), "lrs": len(g),
+                     "lrs_solving": int((g["sum"] >= ROBUST * g["count"]).sum()),
+                     "per_lr": ", ".join(f"{lr:g}: {int(k)}/{n}" for lr, k, n in zip(g.lr, g["sum"], g["count"]))})
+    return pd.DataFrame(rows)
+
+
+def improving_share(runs: pd.DataFrame) -> tuple[int, int]:
+    """(unsolved seeds still improving at the last evaluation, unsolved seeds) over these runs."""
+    ok = runs[(runs.status == "ok") & (runs.test_acc < SOLVED)]
+    improving = (ok.get("val_loss_drop", 0) > IMPROVING) | (ok.get("val_acc_gain", 0) > IMPROVING)
+    return int(np.sum(improving)), len(ok)
+
+
+def _ratio(c) -> str:
+    return (f"test loss ×{c.ratio:.3g} of the reference's, 95% CI [{c.ratio_lo:.3g}, {c.ratio_hi:.3g}], "
+            f"Holm p = {c.p_holm:.2g}")  # fmt: skip
+
+
+def _counts(c) -> str:
+    return f"solved {c.solved}/{c.n} vs {c.ref_solved}/{c.ref_n}, Fisher p = {c.fisher_p:.2g}"
+
+
+def sentences(
+    runs: pd.DataFrame, order: list[str], reference: str = "standard", best: bool = True, tasks: list[str] | None = None
+) -> list[str]:
+    """One sentence per parameterization (in `order`): its verdict against the reference on each task, with
+    n, the solved counts (first, where a side has unsolved seeds) and the loss ratio with its interval. Tasks
+    are named in `tasks` order (default: alphabetical), whatever order the store listed its runs in."""
+    cmp = compare_to(runs, reference, best)
+    if cmp.empty:
+        return []
+    rank = {t: i for i, t in enumerate(tasks or sorted(set(cmp.task)))}
+    cmp = cmp.sort_values("task", key=lambda t: t.map(rank).fillna(len(rank)), kind="stable")
+    out = []
+    for name in [n for n in order if n in set(cmp.attention)]:
+        c = cmp[cmp.attention == name]
+        parts = []
+        for v in ("worse", "better", "inconclusive"):
+            for r in c[c.verdict == v].itertuples():
+                unsolved = r.solved < r.n or r.ref_solved < r.ref_n
+                ratio = _ratio(r) if r.test == "welch_log" else "too few finished seeds for a loss interval"
+                first, then = (_counts(r), ratio) if unsolved else (ratio, _counts(r))
+                parts.append(f"{v} on {r.task} ({first}; {then})")
+        same = c[c.verdict == "equivalent"]
+        if not same.empty:
+            spans = ", ".join(f"{r.task} (×{r.eq_lo:.2g}–{r.eq_hi:.2g})" for r in same.itertuples())
+            parts.append(f"equivalent within a loss ratio of {RATIO_MARGIN:g}× on {spans}")
+        n = sorted(set(c.n) | set(c.ref_n))
+        seeds = f"n = {n[0]}" if len(n) == 1 else f"n = {n[0]}–{n[-1]}"
+        where = "each at its best lr" if best else "at the lr shown"
+        out.append(f"**{name}** vs {reference} ({where}, {seeds} seeds per side): " + "; ".join(parts) + ".")
+    return out
+
+
+FAMILY = ("Holm over the comparisons shown together (every parameterization × task against the reference); "
+          "equivalence by TOST at 5% (the 90% interval of the loss ratio inside [1/1.5, 1.5]), not corrected.")
+
+
+# ---- from the metrics over training --------------------------------------------------------------
+def time_to_solve(metrics: pd.DataFrame) -> pd.Series:
+    """Per run_id: the first evaluation step with validation accuracy >= SOLVED (absent if never)."""
+    v = metrics[(metrics.metric == "val_acc") & (metrics.value >= SOLVED)]
+    return v.groupby("run_id").step.min()
+
+
+def update_sizes(metrics: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean relative update per step of the effective W_QK and W_OV: rows matrix, attention, lr, step, value
+    (mean over seeds, layers and the runs' tasks)."""
+    m = metrics[metrics.metric.str.startswith("update_")]
+    if m.empty:
+        return pd.DataFrame(columns=["matrix", "attention", "lr", "step", "value"])
+    m = m.assign(matrix=m.metric.str.slice(7, 9).map({"qk": "W_QK", "ov": "W_OV"}))
+    m = m.merge(runs[["run_id", "attention", "lr"]], on="run_id")
+    return m.groupby(["matrix", "attention", "lr", "step"], as_index=False).value.mean()
+
+
+def mechanism(sizes: pd.DataFrame, runs: pd.DataFrame, name: str = "stacked", ref: str = "standard") -> str:
+    """The sentence behind seeds 000/003: how far `name`'s effective W_QK moves per step as a multiple
+    of `ref`'s at the same lr, and the ratio of their best lrs, both computed from the runs."""
+    qk = sizes[(sizes.matrix == "W_QK") & sizes.attention.isin([name, ref])]
+    per = qk.groupby(["attention", "lr"]).value.mean().unstack("attention")
+    if name not in per or ref not in per:
+        return ""
+    ratio = (per[name] / per[ref]).dropna()
+    best = best_lr(runs)
+    b = best[best.attention.isin([name, ref])].pivot_table(index="task", columns="attention", values="lr")
+    if ratio.empty:
+        return ""
+    out = (f"At the same learning rate, **{name}**'s effective W_QK moves {ratio.median():.1f}× as far per step as "
+           f"**{ref}**'s (median over the {len(ratio)} lrs, range {ratio.min():.1f}–{ratio.max():.1f}×; mean over "
+           f"training, layers, seeds and tasks).")  # fmt: skip
+    if name in b and ref in b:
+        r = (b[ref] / b[name]).dropna()
+        out += (f" Its best lr (on validation) is {1 / r.max():.2g}–{1 / r.min():.2g}× {ref}'s across the "
+                f"{len(r)} tasks (median {1 / r.median():.2g}×).")  # fmt: skip
+    return out
+
+
+def matched_baselines(trained: pd.DataFrame, init: pd.DataFrame, random: pd.DataFrame, runs: pd.DataFrame,
+                      metric: str) -> pd.DataFrame:  # fmt: skip
+    """Per (task, attention): the metric after training (mean over layers and heads, then over seeds), at each
+    run's own step 0, the paired change with its 95% t interval over seeds, the parameterization's own
+    random-init mean and std, and whether the metric holds by construction there (its random std is 0)."""
+    per_run = lambda df: df[df.metric == metric].groupby("run_id").value.mean()  # noqa: E731
+    t, s0 = per_run(trained), per_run(init) if not init.empty else pd.Series(dtype=float)
+    rows = []
+    for (task, name), g in runs.groupby(["task", "attention"], sort=False):
+        ids = [r for r in g.run_id if r in t.index]
+        if not ids:
+            continue
+        paired = [t[r] - s0[r] for r in ids if r in s0.index]
+        change = mean_ci(paired) if paired else (np.nan, np.nan, np.nan)
+        rr = random[(random.attention == name) & (random.metric == metric)] if not random.empty else random
+        rows.append({
+            "task": task, "attention": name, "seeds": len(ids), "trained": t[ids].mean(), "trained_std": t[ids].std(),
+            "step0": s0.reindex(ids).mean(), "change": change[0], "change_lo": change[1], "change_hi": change[2],
+            "random_init": rr["mean"].iloc[0] if len(rr) else np.nan,
+            "random_init_std": rr["std"].iloc[0] if len(rr) else np.nan,
+            "by_construction": bool(rr.by_construction.iloc[0]) if len(rr) else False,
+        })  # fmt: skip
+    return pd.DataFrame(rows)

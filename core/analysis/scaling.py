@@ -1,0 +1,139 @@
+"""The scaling study's axes: which runs lie on which axis through the bundled operating point.
+
+One axis changes one thing around the bundled point (2 layers, d_model 64, 4 heads, d_head 16, associative
+recall with 8 key-value pairs over 32 keys) and keeps everything else: d_head (the rank of W_QK, seed 001),
+d_model (width, d_head = d_model / 4: Zoology's axis), n_heads (d_head = 64 / n_heads, seed 004) and the
+number of key-value pairs (task difficulty). Statistics on them live in core.analysis.findings.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import findings
+
+# The bundled point, and the training length every scan is read at (the bundled point was also trained at
+# 1600 steps; an axis compares every setting at one length).
+BASE = {"task": "associative_recall", "n_layers": 2, "d_model": 64, "n_heads": 4, "d_head": 16, "length": 8,
+        "n_symbols": 32, "mlp": True, "steps": 800}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Axis:
+    name: str  # the URL value and the column the axis reads
+    label: str  # the x-axis title
+    question: str  # the seed question it speaks to
+    free: tuple[str, ...]  # the config columns allowed to differ from BASE along it
+
+    def on_axis(self, runs: pd.DataFrame) -> pd.Series:
+        """True for the runs that differ from BASE only in this axis's columns (and lie on its line)."""
+        keep = pd.Series(True, index=runs.index)
+        for col, value in BASE.items():
+            if col in self.free or col not in runs:
+                continue
+            keep &= runs[col] == value
+        if self.name == "d_model":
+            keep &= runs.d_head * runs.n_heads == runs.d_model
+        if self.name == "n_heads":
+            keep &= runs.d_head * runs.n_heads == BASE["d_model"]
+        if "n_kv_heads" in runs:  # each parameterization's own K/V heads: mqa 1, gqa H / 2, the rest H
+            own = runs.n_heads.where(runs.attention != "mqa", 1).where(runs.attention != "gqa", runs.n_heads // 2)
+            keep &= runs.n_kv_heads == own.clip(lower=1)
+        return keep
+
+
+AXES = {
+    "d_head": Axis("d_head", "d_head (rank of W_QK per head), d_model 64, 4 heads", "001", ("d_head",)),
+    "d_model": Axis("d_model", "d_model (4 heads, d_head = d_model / 4)", "000/003", ("d_model", "d_head")),
+    "n_heads": Axis("n_heads", "n_heads (d_model 64, d_head = 64 / n_heads)", "004", ("n_heads", "d_head")),
+    "length": Axis("length", "key-value pairs (d_model 64, 4 heads, d_head 16)", "difficulty", ("length",)),
+}
+
+
+def axis_runs(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """The runs on one axis, with its value in column `x`; `identity`, which has no d_head of its own,
+    lies on the d_head axis only at the bundled point, and is left off it."""
+    if axis not in AXES:
+        raise ValueError(f"axis: unknown {axis!r}; allowed: {', '.join(AXES)}")
+    if runs.empty or any(c not in runs for c in ("d_head", "n_heads", "d_model")):
+        return runs.iloc[0:0].assign(x=pd.Series(dtype=float))
+    on = runs[AXES[axis].on_axis(runs)]
+    if axis == "d_head":
+        on = on[on.attention != "identity"]
+    return on.assign(x=on[axis])
+
+
+def axes_present(runs: pd.DataFrame) -> list[str]:
+    """The axes with at least two values in these runs (a scan, not just the bundled point)."""
+    return [a for a in AXES if axis_runs(runs, a).x.nunique() >= 2]
+
+
+def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """Per (attention, axis value), at the cell's best lr (on validation) and longest training: seeds n, solved
+    k with its Wilson interval, mean test accuracy and loss, the lr, attention parameters per layer and in
+    total, and how many unsolved seeds were still improving (where more steps could change the outcome)."""
+    on = axis_runs(runs, axis)
+    if on.empty:
+        return pd.DataFrame()
+    best = findings.at_best_lr(findings.at_longest(on))
+    rows = []
+    for (name, x), g in best.groupby(["attention", "x"], sort=False):
+        ok = g[g.status == "ok"]
+        solved = int(((g.test_acc.fillna(0) >= findings.SOLVED) & (g.status == "ok")).sum())
+        lo, hi = findings.wilson(solved, len(g))
+        improving, unsolved = findings.improving_share(g)
+        rows.append({"axis": axis, "attention": name, "x": x, "n": len(g), "solved": solved, "solved_lo": lo,
+                     "solved_hi": hi, "share": solved / len(g), "test_acc": ok.test_acc.mean(),
+                     "test_loss": ok.test_loss.mean(), "lr": g.lr.iloc[0], "steps": int(g.steps.iloc[0]),
+                     "params_attention": g.params_attention.iloc[0] / g.n_layers.iloc[0],
+                     "params_total": g.params_total.iloc[0], "improving": improving, "unsolved": unsolved})  # fmt: skip
+    return pd.DataFrame(rows).sort_values(["attention", "x"], ignore_index=True)
+
+
+def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
+    """Per parameterization (in `order`): the smallest axis value at which it solves >= ROBUST of its seeds
+    and every larger value scanned does too (NaN: none), with n there, and that value relative to the
+    reference's (the first of `order`)."""
+    rows = []
+    for name in [n for n in order if n in set(table.attention)]:
+        g = table[table.attention == name].sort_values("x")
+        ok = (g.share >= findings.ROBUST).to_numpy()
+        tail = np.flatnonzero(~ok)
+        first = len(ok) if not len(ok) else (tail[-1] + 1 if len(tail) else 0)
+        x = g.x.iloc[first] if first < len(g) else np.nan
+        rows.append({"attention": name, "threshold": x, "n": int(g.n.iloc[first]) if first < len(g) else np.nan,
+                     "scanned": ", ".join(f"{v:g}" for v in g.x)})
+    out = pd.DataFrame(rows)
+    if not out.empty:
+        ref = out.threshold.iloc[0]
+        out["vs_reference"] = [_relative(t, ref) for t in out.threshold]
+    return out
+
+
+def _relative(t: float, ref: float) -> str:
+    if np.isnan(t) and np.isnan(ref):
+        return "neither solves"
+    if np.isnan(t):
+        return "never, where the reference does"
+    if np.isnan(ref):
+        return "solves where the reference never does"
+    return "same" if t == ref else (f"needs {t / ref:g}× the reference's" if t > ref else f"{ref / t:g}× less")
+
+
+def sentences(table: pd.DataFrame, axis: str, order: list[str], reference: str = "standard") -> list[str]:
+    """One sentence per parameterization whose threshold differs from the reference's, e.g.
+    "tied_qk needs d_head ≥ 8 where standard needs 4 (solved ≥ 80% of 5 seeds from there on)"."""
+    th = thresholds(table, [reference, *[n for n in order if n != reference]])
+    if th.empty or th.attention.iloc[0] != reference:
+        return []
+    ref, steps = th.threshold.iloc[0], int(table.steps.iloc[0])
+    say = lambda t: f"{axis} ≥ {t:g}" if not np.isnan(t) else f"more than the largest {axis} scanned"  # noqa: E731
+    out = []
+    for r in th.iloc[1:].itertuples():
+        if r.threshold == ref or (np.isnan(r.threshold) and np.isnan(ref)):
+            continue
+        out.append(f"**{r.attention}** needs {say(r.threshold)} where {reference} needs {say(ref)} "
+                   f"(solved ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {steps} steps; scanned "
+                   f"{r.scanned}).")  # fmt: skip
+    return out

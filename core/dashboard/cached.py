@@ -1,0 +1,114 @@
+"""The store as the pages read it: Streamlit-cached loaders keyed by (store, what, fingerprint(store)).
+
+core.dashboard.ui wraps these with the sidebar's store; nothing here knows about widgets or the session.
+"""
+
+import time
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from ..analysis import similarity
+from ..results import store as st_store
+
+_SETTLE_NS = 1_000_000_000  # far longer than a filesystem timestamp's tick
+# Each loader keeps at most this many entries: every write gives a store a new key, so a server beside a
+# running sweep would otherwise keep every state it ever showed.
+MAX_ENTRIES = 16
+
+
+def fingerprint(store) -> tuple:
+    """Changes whenever a run, bench, pretrained or analysis file is added, replaced or removed: the cache key.
+    Every write renames a file into its folder, which sets the folder's mtime, so four stats cover any
+    store size (globbing 10,000 runs on every call would not). A timestamp is coarse (a kernel tick), so
+    a burst of writes, an ensemble's runs, can leave one mtime on several states: while a folder was
+    written within the last second the key also carries the second, so a read taken mid-burst is cached
+    for at most a second, and the key after the burst has settled is new."""
+    out = []
+    for sub in ("runs", "bench", "pretrained", "analysis"):
+        try:
+            out.append((Path(store) / sub).stat().st_mtime_ns)
+        except OSError:
+            out.append(0)
+    now = time.time_ns()
+    if any(now - m < _SETTLE_NS for m in out):
+        out.append(now // _SETTLE_NS)
+    return tuple(out)
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def runs(store: str, fp: tuple) -> pd.DataFrame:
+    return st_store.load_runs(store)
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def provenance(store: str, fp: tuple) -> list[dict]:
+    return st_store.provenance_of(store, runs(store, fp))
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def metrics(store: str, run_ids: tuple, names: tuple | None, fp: tuple) -> pd.DataFrame:
+    return st_store.load_metrics(store, run_ids, names)
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner="Computing similarity metrics and singular values…")
+def analysed(store: str, run_ids: tuple, fp: tuple) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both analyses of these runs' final weights, each file read once. Spectra are kept as the mean over
+    layers and heads per (run, matrix, index), which is all a page draws: a tenth of the rows."""
+    head_metrics, spectra = [], []
+    for rid in run_ids:
+        layers = st_store.load_head_weights(store, rid)
+        head_metrics.append(similarity.metrics_frame(layers, run_id=rid))
+        sp = similarity.spectra_frame(layers, run_id=rid)
+        spectra.append(sp.groupby(["run_id", "matrix", "index"], as_index=False)["value"].mean())
+    if not head_metrics:
+        return pd.DataFrame(), pd.DataFrame()
+    return _compact(pd.concat(head_metrics, ignore_index=True)), _compact(pd.concat(spectra, ignore_index=True))
+
+
+def _compact(df: pd.DataFrame) -> pd.DataFrame:
+    """Repeated strings as categories: the cache pickles and unpickles these frames on every call."""
+    return df.astype({c: "category" for c in ("run_id", "metric", "matrix") if c in df})
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def named(store: str, kind: str, fp: tuple) -> pd.DataFrame:
+    return st_store.load_named(store, kind)
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def table(store: str, kind: str, name: str, fp: tuple) -> pd.DataFrame:
+    return st_store.load_table(store, kind, name)
+
+
+@st.cache_data(max_entries=32 * MAX_ENTRIES, show_spinner=False)  # a few floats each; Similarity asks ~100 pairs
+def qk_match(store: str, a: str, b: str, fp: tuple) -> list[float]:
+    wa, wb = st_store.load_head_weights(store, a), st_store.load_head_weights(store, b)
+    return [similarity.head_match(la["W_QK"], lb["W_QK"]) for la, lb in zip(wa, wb)]
+
+
+@st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)  # one run each; Attention maps asks one per attention
+def patterns(store: str, run_id: str, fp: tuple):
+    return st_store.load_patterns(store, run_id)
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def readable_weights(store: str, run_ids: tuple, fp: tuple) -> tuple[tuple, tuple]:
+    ok, bad = [], []
+    for rid in run_ids:
+        (ok if st_store.weights_readable(store, rid) else bad).append(rid)
+    return tuple(ok), tuple(bad)
+
+
+@st.cache_data(show_spinner=False)
+def chance_levels() -> dict[str, dict[str, float]]:
+    """core.training.tasks.chance_levels of every task at its default size, computed once per server."""
+    from ..training.tasks import TASKS, chance_levels
+
+    return {name: chance_levels(name) for name in TASKS}
+
+
+@st.cache_data(show_spinner=False)
+def random_baseline(d_model: int, d_head: int) -> pd.DataFrame:
+    return similarity.random_baseline(d_model, d_head)

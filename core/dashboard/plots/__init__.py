@@ -1,0 +1,280 @@
+"""Every figure the dashboard shows. Builders take tidy DataFrames and return plotly figures.
+
+One fixed colour per parameterization, and the registry's order as the legend order, everywhere.
+"""
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .style import (  # noqa: F401 - part of this module's interface
+    _COMPONENT_SHADES,
+    COLORS,
+    ORDER,
+    REFERENCE_COLOR,
+    REFERENCES,
+    _grid,
+    _rgba,
+    color,
+    legend_once,
+    ordered,
+)
+
+
+def ema(values: np.ndarray, alpha: float) -> np.ndarray:
+    """Debiased exponential moving average as W&B/TensorBoard smooth (alpha = smoothing weight in [0, 1))."""
+    out, acc, norm = np.empty(len(values)), 0.0, 0.0
+    for i, v in enumerate(values):
+        acc, norm = alpha * acc + (1 - alpha) * v, alpha * norm + (1 - alpha)
+        out[i] = acc / norm if norm else v
+    return out
+
+
+def curve_bands(df: pd.DataFrame, x: str, smoothing: float) -> pd.DataFrame:
+    """df rows: attention, task, run_id, x, value. Smooth each run, then mean/std/min/max across seeds per x."""
+    df = df.sort_values(x).copy()
+    df["value"] = df.groupby("run_id")["value"].transform(lambda v: ema(v.to_numpy(), smoothing))
+    if x == "wall_time":  # runs of one ensemble share a clock; align seeds by step index
+        df["_x"] = df.groupby(["attention", "task", "step"])[x].transform("mean")
+    else:
+        df["_x"] = df[x]
+    agg = df.groupby(["task", "attention", "_x"])["value"].agg(["mean", "std", "min", "max", "count"]).reset_index()
+    return agg.rename(columns={"_x": x}).fillna({"std": 0.0})
+
+
+def loss_curves(df, metric, x="step", band="std", show_runs=False, smoothing=0.0, log_y=False, tasks=None):
+    """Small multiples by task; a mean line per parameterization with a ±std or min–max band over seeds."""
+    tasks = tasks or list(dict.fromkeys(df["task"]))
+    fig, cols = _grid(tasks)
+    bands = curve_bands(df, x, smoothing)
+    for i, task in enumerate(tasks):
+        row, col = i // cols + 1, i % cols + 1
+        for name in ordered(df["attention"]):
+            c, first = color(name), i == 0
+            b = bands[(bands.task == task) & (bands.attention == name)]
+            if b.empty:
+                continue
+            if band in ("std", "minmax"):
+                lo, hi = (b["mean"] - b["std"], b["mean"] + b["std"]) if band == "std" else (b["min"], b["max"])
+                if log_y:  # a log axis cannot show mean - std <= 0; the worst seed bounds the band there
+                    lo = np.maximum(lo, b["min"])
+                fig.add_trace(
+                    go.Scatter(
+                        x=np.r_[b[x], b[x][::-1]],
+                        y=np.r_[hi, lo[::-1]],
+                        fill="toself",
+                        fillcolor=_rgba(c, 0.18),
+                        line=dict(width=0),
+                        hoverinfo="skip",
+                        showlegend=False,
+                        legendgroup=name,
+                        name=f"{name} band",
+                    ),
+                    row=row,
+                    col=col,
+                )
+            if show_runs:
+                runs = df[(df.task == task) & (df.attention == name)].sort_values(x)
+                for _, r in runs.groupby("run_id"):
+                    fig.add_trace(
+                        go.Scatter(
+                            x=r[x],
+                            y=ema(r["value"].to_numpy(), smoothing),
+                            mode="lines",
+                            line=dict(color=_rgba(c, 0.45), width=1),
+                            legendgroup=name,
+                            showlegend=False,
+                            name=f"{name} seed {r['seed'].iloc[0]}",
+                        ),
+                        row=row,
+                        col=col,
+                    )
+            fig.add_trace(
+                go.Scatter(
+                    x=b[x],
+                    y=b["mean"],
+                    mode="lines",
+                    line=dict(color=c, width=2),
+                    name=name,
+                    legendgroup=name,
+                    showlegend=first,
+                ),
+                row=row,
+                col=col,
+            )
+    fig.update_yaxes(type="log" if log_y else "linear")
+    fig.update_yaxes(title_text=metric, col=1)
+    fig.update_xaxes(title_text="wall time (s)" if x == "wall_time" else "step")
+    return legend_once(fig)
+
+
+def stacked_bars(df: pd.DataFrame, x: str, stack: str, y: str, title: str = "") -> go.Figure:
+    """Bars per x (parameterization), stacked by component; tick labels in each parameterization's colour."""
+    fig = go.Figure()
+    xs = ordered(df[x])
+    for i, comp in enumerate(dict.fromkeys(df[stack])):  # neutral shades: colour means parameterization
+        d = df[df[stack] == comp].set_index(x).reindex(xs)
+        fig.add_trace(go.Bar(x=xs, y=d[y], name=str(comp), marker_color=_COMPONENT_SHADES[i % len(_COMPONENT_SHADES)]))
+    ticks = [f"<span style='color:{color(n)}'><b>{n}</b></span>" for n in xs]
+    fig.update_xaxes(categoryorder="array", categoryarray=xs, tickvals=xs, ticktext=ticks)
+    fig.update_layout(barmode="stack", title=title, yaxis_title=y, height=420, legend_title_text=stack)
+    return fig
+
+
+def lines_by_attention(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    facet: str | None = None,
+    log_x=False,
+    log_y=False,
+    reference: pd.DataFrame | None = None,
+    reference_name: str = "reference",
+    spread: tuple[str, str] | None = None,
+) -> go.Figure:
+    """One line per parameterization (optionally faceted); an optional black reference line per facet.
+    spread: (low, high) columns drawn as error bars around y, e.g. a timing's quartiles over rounds."""
+    facets = list(dict.fromkeys(df[facet])) if facet else [""]
+    fig, cols = _grid([str(f) for f in facets])
+    for i, f in enumerate(facets):
+        d = df[df[facet] == f] if facet else df
+        row, col = i // cols + 1, i % cols + 1
+        for name in ordered(d["attention"]):
+            a = d[d.attention == name].sort_values(x)
+            err = None
+            if spread:
+                err = dict(type="data", symmetric=False, array=a[spread[1]] - a[y], arrayminus=a[y] - a[spread[0]])
+            fig.add_trace(
+                go.Scatter(
+                    x=a[x],
+                    y=a[y],
+                    error_y=err,
+                    mode="lines+markers",
+                    name=name,
+                    line=dict(color=color(name)),
+                    legendgroup=name,
+                    showlegend=i == 0,
+                ),
+                row=row,
+                col=col,
+            )
+        if reference is not None:
+            r = (reference[reference[facet] == f] if facet else reference).sort_values(x)
+            fig.add_trace(
+                go.Scatter(
+                    x=r[x],
+                    y=r[y],
+                    mode="lines",
+                    name=reference_name,
+                    legendgroup="ref",
+                    line=dict(color=REFERENCE_COLOR, dash="dash"),
+                    showlegend=i == 0,
+                ),
+                row=row,
+                col=col,
+            )
+    fig.update_xaxes(type="log" if log_x else "linear", title_text=x)
+    fig.update_yaxes(type="log" if log_y else "linear")
+    fig.update_yaxes(title_text=y, col=1)
+    return legend_once(fig)
+
+
+def bars_by_attention(
+    df: pd.DataFrame, y: str, facet: str, error: str | None = None, log_y=False, baseline: dict | None = None
+) -> go.Figure:
+    """Mean per parameterization as bars (± error), small multiples by facet; optional baseline per facet."""
+    facets = list(dict.fromkeys(df[facet]))
+    fig, cols = _grid([str(f) for f in facets])
+    for i, f in enumerate(facets):
+        d = df[df[facet] == f]
+        row, col = i // cols + 1, i % cols + 1
+        for name in ordered(d["attention"]):
+            a = d[d.attention == name]
+            err = dict(type="data", array=a[error]) if error else None
+            fig.add_trace(
+                go.Bar(
+                    x=[name],
+                    y=a[y],
+                    error_y=err,
+                    marker_color=color(name),
+                    name=name,
+                    legendgroup=name,
+                    showlegend=i == 0,
+                ),
+                row=row,
+                col=col,
+            )
+        if baseline and f in baseline:
+            fig.add_hline(y=baseline[f], line=dict(color=REFERENCE_COLOR, dash="dash"), row=row, col=col)
+    fig.update_yaxes(type="log" if log_y else "linear")
+    fig.update_yaxes(title_text=y, col=1)
+    fig.update_layout(showlegend=True, bargap=0.25)
+    return legend_once(fig)
+
+
+def head_heatmaps(df: pd.DataFrame, zmin=None, zmax=None, colorscale="Viridis") -> go.Figure:
+    """df rows: attention, layer, head, value (already averaged over seeds). One layer x head grid per attention."""
+    names = ordered(df["attention"])
+    # one colour range for every panel, so one colour bar reads them all
+    zmin = float(df["value"].min()) if zmin is None and not df.empty else zmin
+    zmax = float(df["value"].max()) if zmax is None and not df.empty else zmax
+    fig, cols = _grid(names, cols=4, horizontal_spacing=0.06, vertical_spacing=0.15)
+    for i, name in enumerate(names):
+        grid = df[df.attention == name].pivot_table(index="layer", columns="head", values="value")
+        fig.add_trace(
+            go.Heatmap(
+                z=grid.to_numpy(),
+                x=[f"h{h}" for h in grid.columns],
+                y=[f"L{l}" for l in grid.index],
+                zmin=zmin,
+                zmax=zmax,
+                colorscale=colorscale,
+                name=name,
+                showscale=i == 0,
+                hovertemplate=f"{name} %{{y}} %{{x}}: %{{z:.3f}}<extra></extra>",
+            ),
+            row=i // cols + 1,
+            col=i % cols + 1,
+        )
+    for ann in fig.layout.annotations:  # title each small multiple in its parameterization's colour
+        ann.font = dict(color=color(ann.text))
+    fig.update_layout(height=max(260, 220 * (-(-len(names) // cols))))
+    return fig
+
+
+def attention_grid(patterns: dict, tokens: list[str]) -> go.Figure:
+    """patterns: name -> (H, T, T) for one layer and example. Rows: parameterizations, columns: heads."""
+    names = ordered(patterns)
+    H = max(p.shape[0] for p in patterns.values())
+    titles = [f"{n} h{h}" for n in names for h in range(H)]
+    fig = make_subplots(rows=len(names), cols=H, subplot_titles=titles, horizontal_spacing=0.02, vertical_spacing=0.05)
+    for i, name in enumerate(names):
+        for h in range(patterns[name].shape[0]):
+            fig.add_trace(
+                go.Heatmap(
+                    z=patterns[name][h],
+                    zmin=0,
+                    zmax=1,
+                    colorscale="Blues",
+                    showscale=False,
+                    name=name,
+                    hovertemplate="query %{y} → key %{x}: %{z:.2f}<extra></extra>",
+                ),
+                row=i + 1,
+                col=h + 1,
+            )
+    for ann in fig.layout.annotations:
+        ann.font = dict(color=color(ann.text.split(" ")[0]), size=11)
+    fig.update_yaxes(autorange="reversed", showticklabels=False)
+    fig.update_xaxes(showticklabels=False)
+    fig.update_layout(height=max(300, 230 * len(names)), margin=dict(t=40, b=10, l=10, r=10))
+    return fig
+
+
+def spectra(df: pd.DataFrame, facet: str = "matrix") -> go.Figure:
+    """df rows: attention, matrix, index, value (normalised singular values, mean over heads and seeds)."""
+    return lines_by_attention(df, "index", "value", facet=facet, log_y=True)
+
+
+from .outcomes import lr_sweep, strip, update_sizes, verdict_matrix, with_levels  # noqa: E402,F401 - outcome and lr figures

@@ -1,0 +1,127 @@
+"""Figures of outcomes across seeds and learning rates: per-seed strips, lr sweeps, update sizes."""
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .style import REFERENCE_COLOR, _grid, _rgba, color, legend_once, ordered
+
+_DASH = {"uniform": "dot", "in_context": "dash", "unqueried": "dashdot"}
+
+
+def strip(df: pd.DataFrame, y: str, tasks: list[str], chance: dict | None = None, y_title: str = "") -> go.Figure:
+    """One dot per seed (df rows: task, attention, seed, y), small multiples by task, so a bimodal
+    outcome shows as two clusters; optional chance levels per task ({task: {name: value}}) as lines."""
+    fig, cols = _grid(tasks)
+    rng = np.random.default_rng(0)  # a fixed jitter: the same picture on every rerun
+    for i, task in enumerate(tasks):
+        row, col = i // cols + 1, i % cols + 1
+        d = df[df.task == task]
+        for j, name in enumerate(ordered(d.attention)):
+            a = d[d.attention == name]
+            fig.add_trace(
+                go.Scatter(x=j + rng.uniform(-0.18, 0.18, len(a)), y=a[y], mode="markers", name=name,
+                           marker=dict(color=color(name), size=8, opacity=0.8, line=dict(width=0.5, color="white")),
+                           text=[f"seed {s}" for s in a.seed], legendgroup=name, showlegend=i == 0),
+                row=row, col=col,
+            )  # fmt: skip
+        names = ordered(d.attention)
+        fig.update_xaxes(tickvals=list(range(len(names))), ticktext=names, row=row, col=col)
+        for label, value in (chance or {}).get(task, {}).items():
+            fig.add_hline(y=value, line=dict(color=REFERENCE_COLOR, dash=_DASH.get(label, "dot"), width=1),
+                          annotation_text=label, annotation_font_size=9, row=row, col=col)  # fmt: skip
+    fig.update_yaxes(title_text=y_title or y, col=1)
+    return legend_once(fig)
+
+
+def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log_y=False, y_title="") -> go.Figure:
+    """Final y against lr (log x), one line per parameterization (mean over seeds, min-max band), small
+    multiples by task; each parameterization's best lr (best: task, attention, lr) marked with a star."""
+    fig, cols = _grid(tasks)
+    for i, task in enumerate(tasks):
+        row, col = i // cols + 1, i % cols + 1
+        d = df[df.task == task]
+        for name in ordered(d.attention):
+            g = d[d.attention == name].groupby("lr")[y].agg(["mean", "min", "max"]).reset_index().sort_values("lr")
+            c = color(name)
+            fig.add_trace(
+                go.Scatter(x=np.r_[g.lr, g.lr[::-1]], y=np.r_[g["max"], g["min"][::-1]], fill="toself",
+                           fillcolor=_rgba(c, 0.15), line=dict(width=0), hoverinfo="skip", showlegend=False,
+                           legendgroup=name, name=f"{name} band"),
+                row=row, col=col,
+            )  # fmt: skip
+            fig.add_trace(
+                go.Scatter(x=g.lr, y=g["mean"], mode="lines+markers", name=name, line=dict(color=c),
+                           legendgroup=name, showlegend=i == 0),
+                row=row, col=col,
+            )  # fmt: skip
+            b = best[(best.task == task) & (best.attention == name)]
+            hit = g[g.lr.isin(b.lr)]
+            fig.add_trace(
+                go.Scatter(x=hit.lr, y=hit["mean"], mode="markers", name=f"{name} best lr", legendgroup=name,
+                           marker=dict(symbol="star", size=15, color=c, line=dict(width=1, color="black")),
+                           showlegend=False),
+                row=row, col=col,
+            )  # fmt: skip
+    fig.update_xaxes(type="log", title_text="learning rate")
+    fig.update_yaxes(type="log" if log_y else "linear")
+    fig.update_yaxes(title_text=y_title or y, col=1)
+    return legend_once(fig)
+
+
+def update_sizes(df: pd.DataFrame) -> go.Figure:
+    """Relative update per step of the effective matrices over training (df rows: matrix, attention,
+    step, value = mean over seeds and layers), one panel per matrix, log y."""
+    mats = list(dict.fromkeys(df.matrix))
+    fig, cols = _grid(mats, cols=2)
+    for i, m in enumerate(mats):
+        d = df[df.matrix == m]
+        for name in ordered(d.attention):
+            a = d[d.attention == name].sort_values("step")
+            fig.add_trace(
+                go.Scatter(x=a.step, y=a.value, mode="lines", name=name, line=dict(color=color(name)),
+                           legendgroup=name, showlegend=i == 0),
+                row=1, col=i + 1,
+            )  # fmt: skip
+    fig.update_yaxes(type="log")
+    fig.update_yaxes(title_text="‖ΔW‖ / ‖W‖ per step", col=1)
+    fig.update_xaxes(title_text="step")
+    return fig
+
+
+def with_levels(fig: go.Figure, tasks: list[str], levels: dict, cols: int = 3) -> go.Figure:
+    """Dashed reference lines ({task: {name: value}}) on each task's panel of a small-multiples figure."""
+    cols = max(1, min(cols, len(tasks)))
+    for i, task in enumerate(tasks):
+        row, col = i // cols + 1, i % cols + 1
+        for label, value in levels.get(task, {}).items():
+            line = dict(color=REFERENCE_COLOR, dash=_DASH.get(label, "dot"), width=1)
+            fig.add_hline(y=value, line=line, annotation_text=label, annotation_font_size=9, row=row, col=col)
+    return fig
+
+
+VERDICT_COLORS = {"better": "#2ca02c", "equivalent": "#9ecae1", "worse": "#d62728", "inconclusive": "#fdd49e"}
+
+
+def verdict_matrix(cells: pd.DataFrame, rows: list[str], cols: list[str]) -> go.Figure:
+    """Parameterization x column (a task, or a scaling axis), each cell coloured by its verdict against standard,
+    its short text drawn in it and its numbers on hover. cells: attention, column, verdict, text, hover."""
+    codes = {v: i for i, v in enumerate(VERDICT_COLORS)}
+    z, text, hover = [], [], []
+    for name in rows:
+        z.append([]), text.append([]), hover.append([])
+        for col in cols:
+            c = cells[(cells.attention == name) & (cells.column == col)]
+            z[-1].append(codes[c.verdict.iloc[0]] if len(c) else None)
+            text[-1].append(c.text.iloc[0] if len(c) else "")
+            hover[-1].append(c.hover.iloc[0] if len(c) else "not compared")
+    n = len(VERDICT_COLORS)
+    scale = [[i / n + e, colour] for i, colour in enumerate(VERDICT_COLORS.values()) for e in (0, 1 / n)]
+    fig = go.Figure(go.Heatmap(z=z, x=cols, y=rows, text=text, texttemplate="%{text}", hovertext=hover,
+                               hoverinfo="text", colorscale=scale, zmin=-0.5, zmax=n - 0.5, xgap=2, ygap=2,
+                               colorbar=dict(tickvals=list(range(n)), ticktext=list(VERDICT_COLORS),
+                                             title="vs standard", len=0.9)))  # fmt: skip
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(side="top")
+    fig.update_layout(height=60 + 34 * len(rows), margin=dict(t=40, b=10, l=80, r=10))
+    return fig

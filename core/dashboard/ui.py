@@ -1,0 +1,285 @@
+"""Streamlit helpers the pages share: the sidebar's store and selection, URL-synced widgets, CSV downloads,
+empty state.
+
+Nothing here trains or imports torch; it reads the sidebar's store through core.dashboard.cached's loaders.
+"""
+
+import pandas as pd
+import streamlit as st
+
+from ..analysis import findings
+from ..results import store as st_store
+from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT  # noqa: F401 - the pages' names for them
+from . import cached, catalog
+
+BEST = "best (chosen on validation)"
+LONGEST = "longest per task"
+ALL = "all"
+
+
+def release_freed_memory() -> None:
+    """Hand the heap pages freed by this run back to the OS (glibc's malloc_trim). Each script run allocates
+    and frees tens of MB (pickled cache entries, frames, figure JSON) in its own thread's malloc arena, which
+    glibc keeps by default: a server that opened every page once would hold all of them at once."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to hand back this way
+        pass
+
+
+# ---- the store, cached (core.dashboard.cached), for the sidebar's store ---------------------------------
+chance_levels, random_baseline = cached.chance_levels, cached.random_baseline
+
+
+def _here() -> tuple[str, tuple]:
+    store = selection()["store"]
+    return store, cached.fingerprint(store)
+
+
+def runs(store) -> pd.DataFrame:
+    return cached.runs(str(store), cached.fingerprint(store))
+
+
+def provenance(store) -> list[dict]:
+    """The commands that made a store's runs, newest first (read once per change of the store)."""
+    return cached.provenance(str(store), cached.fingerprint(store))
+
+
+def table(kind: str, name: str) -> pd.DataFrame:
+    """One named table of the sidebar's store (e.g. analysis/init), empty when absent."""
+    store, fp = _here()
+    return cached.table(store, kind, name, fp)
+
+
+def named(kind: str) -> pd.DataFrame:
+    """The sidebar store's bench/ or pretrained/ tables."""
+    store, fp = _here()
+    return cached.named(store, kind, fp)
+
+
+def metrics(run_ids, names=None) -> pd.DataFrame:
+    """Tidy metric rows of these runs in the sidebar's store: only the metrics named (a page loads what it shows)."""
+    store, fp = _here()
+    return cached.metrics(store, tuple(sorted(run_ids)), None if names is None else tuple(sorted(names)), fp)
+
+
+def head_metrics(run_ids) -> pd.DataFrame:
+    """Similarity metrics (run_id, layer, head, metric, value) of these runs' final weights."""
+    store, fp = _here()
+    return cached.analysed(store, tuple(sorted(run_ids)), fp)[0]
+
+
+def spectra(run_ids) -> pd.DataFrame:
+    """σ_i / σ_1 of W_QK and W_OV (run_id, matrix, index, value), the mean over layers and heads of each run."""
+    store, fp = _here()
+    return cached.analysed(store, tuple(sorted(run_ids)), fp)[1]
+
+
+def qk_match(a: str, b: str) -> list[float]:
+    """Per layer, analysis.head_match of two runs' W_QK (the weights are read, compared and let go: only the
+    numbers are cached)."""
+    store, fp = _here()
+    return cached.qk_match(store, a, b, fp)
+
+
+def patterns(run_id: str):
+    store, fp = _here()
+    return cached.patterns(store, run_id, fp)
+
+
+# ---- the selection the sidebar made --------------------------------------------------------
+def selection() -> dict:
+    default = {"store": str(BUNDLED), "store_name": BUNDLED_NAME, "tasks": [], "attentions": [], "size": None}
+    return st.session_state.get("selection", {**default, "lr": BEST})
+
+
+def selected_runs(finished: bool = False, lr: str | None = None) -> pd.DataFrame:
+    """Runs of the sidebar's store, tasks, parameterizations, model size, training length and learning rate
+    (finished: status ok only). Training length: LONGEST keeps each task at the most steps it was trained
+    (findings.at_longest), a number keeps that length. The lr choice (`lr` overrides the sidebar's): BEST
+    keeps each cell's best lr by validation loss (core.analysis.findings.best_lr), ALL keeps every lr, a number keeps
+    that lr."""
+    sel = selection()
+    df = runs(sel["store"])
+    if df.empty:
+        return df
+    df = df[df.task.isin(sel["tasks"]) & df.attention.isin(sel["attentions"])]
+    if sel["size"]:
+        df = df[size_labels(df) == sel["size"]]
+    if sel.get("precision") and "precision" in df:
+        df = df[df.precision == sel["precision"]]
+    steps = sel.get("steps", LONGEST)
+    df = findings.at_longest(df) if steps == LONGEST else df[df.steps.astype(str) == str(steps)]
+    choice = lr or sel.get("lr", BEST)
+    if choice == BEST:
+        df = findings.at_best_lr(df)
+    elif choice != ALL:
+        df = df[df.lr.map(lambda v: f"{v:g}") == choice]
+    if finished:
+        df = df[df.status == "ok"]
+    order = {t: i for i, t in enumerate(sel["tasks"])}  # so every page's small multiples follow the sidebar
+    return df.sort_values("task", key=lambda t: t.map(order), kind="stable")
+
+
+def scan_runs() -> pd.DataFrame:
+    """The store's runs of the sidebar's parameterizations and precision, every model and task size (the
+    Scaling page's axes span them); a fixed lr in the sidebar keeps that lr, else each cell picks its best."""
+    sel = selection()
+    df = runs(sel["store"])
+    if df.empty:
+        return df
+    df = df[df.attention.isin(sel["attentions"])]
+    if sel.get("precision") and "precision" in df:
+        df = df[df.precision == sel["precision"]]
+    choice = sel.get("lr", BEST)
+    if choice not in (BEST, ALL):
+        df = df[df.lr.map(lambda v: f"{v:g}") == choice]
+    return df
+
+
+def with_weights(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs whose weights file is there and readable; one warning names the others' files (relative to
+    the store), and says why a pruned store lacks them."""
+    if runs.empty:
+        return runs
+    store, fp = _here()
+    ok, bad = cached.readable_weights(store, tuple(sorted(runs.run_id)), fp)
+    if bad:
+        names = ", ".join(f"weights/{rid}.safetensors" for rid in bad[:5]) + (" …" if len(bad) > 5 else "")
+        st.warning(f"Skipping {len(bad)} run(s) whose weights file is missing or unreadable: {names}. "
+                   "`python -m core prune` keeps weights only for each cell's best-lr runs at its task's longest "
+                   "training (`--max-seeds N`: their lowest N seeds).")  # fmt: skip
+    return runs[runs.run_id.isin(ok)]
+
+
+def one_lr(runs: pd.DataFrame) -> pd.DataFrame:
+    """Pages that draw one line or bar per parameterization show one lr per cell: under `all`, the best."""
+    if runs.empty or runs.groupby(["task", "attention"]).lr.nunique().max() <= 1:
+        return runs
+    st.info("This page shows one learning rate per parameterization: each at its best (chosen on validation). "
+            "Every lr is on the **Learning rate** page.")  # fmt: skip
+    return findings.at_best_lr(runs)
+
+
+def size_labels(runs: pd.DataFrame) -> pd.Series:
+    """Each run's model size as the sidebar names it, e.g. "2L d_model=64 H=4" (", attention-only" without MLPs);
+    column-wise, so a 10,000-run store labels in milliseconds."""
+    mlp = runs.mlp.map({True: "", False: ", attention-only"})
+    label = runs.n_layers.astype(str) + "L d_model=" + runs.d_model.astype(str) + " H=" + runs.n_heads.astype(str)
+    if "d_head" in runs:  # a d_head other than d_model / n_heads (the scaling scans) is part of the size
+        own = runs.d_head != runs.d_model // runs.n_heads
+        label = label.where(~own, label + " d_head=" + runs.d_head.astype(str))
+    if "length" in runs:  # a task size other than the task's own default
+        other = runs.length != runs.task.map(catalog.TASK_LENGTHS)
+        label = label.where(~other, label + " task length=" + runs.length.astype(str))
+    return label + mlp
+
+
+def _parse(raw: str, default, options=None, multi=False, low=None, high=None):
+    """A URL value as the widget takes it; anything out of its options or range gives the default (or the
+    nearest bound), never an exception."""
+    if multi:
+        return [v for v in raw.split(",") if options is None or v in options]
+    if isinstance(default, bool):
+        return raw == "1"
+    if isinstance(default, int | float):
+        try:
+            value = type(default)(raw)
+        except ValueError:
+            return default
+        if value != value or value in (float("inf"), float("-inf")):
+            return default
+        if low is not None:
+            value = max(value, type(default)(low))
+        if high is not None:
+            value = min(value, type(default)(high))
+        return value if options is None or value in options else default
+    return raw if options is None or raw in options else default
+
+
+def _from_url(key: str, default, options=None, multi=False, low=None, high=None):
+    """The widget's value: the URL's when the URL changed since this session last wrote it (a pasted link,
+    or a page link's filters, win over the sidebar's state), else the session's choice."""
+    written = st.session_state.setdefault("_url_written", {})
+    raw = st.query_params.get(key)
+    if key in st.session_state and (raw is None or raw == written.get(key)):
+        if options is not None:  # keep the user's choice, minus options that no longer exist
+            current = st.session_state[key]
+            if multi:
+                st.session_state[key] = [v for v in current if v in options]
+            elif current not in options:
+                st.session_state[key] = default
+        return
+    st.session_state[key] = default if raw is None else _parse(raw, default, options, multi, low, high)
+
+
+def _to_url(key: str, value) -> None:
+    if isinstance(value, list | tuple):
+        value = ",".join(map(str, value))
+    elif isinstance(value, bool):
+        value = "1" if value else "0"
+    st.query_params[key] = str(value)
+    st.session_state.setdefault("_url_written", {})[key] = str(value)
+
+
+def url_widget(widget, label: str, key: str, default, options=None, multi=False, **kw):
+    """A widget initialised from st.query_params[key] and written back, so a pasted link restores it."""
+    _from_url(key, default, options, multi, kw.get("min_value"), kw.get("max_value"))
+    args = (label, options) if options is not None else (label,)
+    value = widget(*args, key=key, **kw)
+    _to_url(key, value)
+    return value
+
+
+# ---- output helpers ----------------------------------------------------------------------------
+def download(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
+    """A CSV of exactly the data shown."""
+    st.download_button(
+        label, df.to_csv(index=False).encode(), file_name=f"{name}.csv", mime="text/csv", key=f"csv-{name}"
+    )
+
+
+def chart(fig, data: pd.DataFrame, name: str) -> None:
+    """The figure (its camera button saves a 2x PNG named for the chart, for slides) and a CSV of its data."""
+    config = {"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}, "displaylogo": False}
+    st.plotly_chart(fig, width="stretch", key=f"fig-{name}", config=config)
+    download(data, name)
+
+
+def require_runs(df: pd.DataFrame) -> bool:
+    """Show the empty state (never a traceback) when there is nothing to plot."""
+    if not df.empty:
+        return True
+    sel = selection()
+    if runs(sel["store"]).empty:
+        name = sel.get("store_name", BUNDLED_NAME)
+        st.info(
+            f"No runs in the store `{name}` yet. Fill it with\n\n"
+            f"```bash\n{st_store.BUNDLED_SWEEP.replace('--store data', '--store stores/' + name)}\n```\n"
+            "or start a small sweep on the **Train** page."
+        )
+    else:
+        st.info("No runs match the sidebar's selection: pick at least one task and one parameterization.")
+    return False
+
+
+def fmt_mean_std(mean: pd.Series, std: pd.Series, digits: int = 3) -> pd.Series:
+    std = std.fillna(0.0)
+    return pd.Series([f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(mean, std)], index=mean.index)
+
+
+def require_router() -> None:
+    """Make sure app.py's router and sidebar run, even when a page is the first URL a fresh server sees.
+
+    With a pages/ folder beside the entrypoint, Streamlit starts in its legacy pages/ mode and serves a
+    page URL by running the page file alone until st.navigation has been called once
+    (streamlit/streamlit#10276). A page that finds itself there switches the process to st.navigation
+    and reruns: app.py then routes to this same page, with the shared sidebar.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()

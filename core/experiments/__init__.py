@@ -1,0 +1,5 @@
+"""The experiment machinery: plan a sweep, train its jobs (in-process, worker processes or Ray), store them.
+
+Holds sweep, run_job, workers, cluster (Ray) and flops (FLOP counts and the measured matmul peak).
+May import: core.attention, core.training, core.results, core.analysis (a sweep prints its summary).
+"""

@@ -1,0 +1,125 @@
+"""FLOPs of training and this machine's matmul peak: what utilisation is measured with.
+
+The sweep (`python -m core sweep`) and the benchmark (`python -m core bench`) both report achieved
+FLOP/s as a fraction of a float32 matmul peak measured in the same run, at the threads in use.
+"""
+
+import time
+
+import pandas as pd
+import torch
+from torch.utils import benchmark, flop_counter
+from torch.utils.flop_counter import FlopCounterMode
+
+from ..training.tasks import make_task
+from ..training.train import init_model, masked_ce
+
+
+def _count_cpu_flash_attention() -> None:
+    """FlopCounterMode counts SDPA's CUDA kernels but, in torch 2.13, not the CPU flash kernel, so on
+    a CPU every long-sequence attention layer counted as zero FLOPs. Give the CPU kernel the formulas
+    torch uses for the CUDA ones: full T x T scores (the causal mask is not discounted, as on CUDA and
+    in the usual model-FLOPs convention); the backward counts the scores' recomputation."""
+    aten, count = torch.ops.aten, flop_counter
+    formulas = {  # called with the arguments' shapes
+        aten._scaled_dot_product_flash_attention_for_cpu: lambda q, k, v, *_, **__: count.sdpa_flop_count(q, k, v),
+        aten._scaled_dot_product_flash_attention_for_cpu_backward: (
+            lambda grad, q, k, v, *_, **__: count.sdpa_backward_flop_count(grad, q, k, v)
+        ),
+    }
+    for op, formula in formulas.items():
+        if op not in flop_counter.flop_registry:  # a later torch may count it itself
+            flop_counter.register_flop_formula(op)(formula)
+
+
+_count_cpu_flash_attention()
+
+
+PEAK_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+def matmul_peak(n: int = 1024, device="cpu", threads: int | None = None, precision: str = "fp32") -> float:
+    """FLOP/s of a large square matmul in `precision` (fp32 or bf16), median of repeats, at `threads`
+    (default: those in use)."""
+    dtype = PEAK_DTYPES[precision]
+    a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
+    t = benchmark.Timer("a @ b", globals={"a": a, "b": b}, num_threads=threads or torch.get_num_threads())
+    return 2 * n**3 / t.blocked_autorange(min_run_time=0.5).median
+
+
+def job_flops(job) -> tuple[int, int]:
+    """FLOPs of one run of a sweep job, counted by torch's FlopCounterMode: (all its training steps,
+    forward + backward of one batch each; all its evaluations, a forward over both held-out sets each)."""
+    task, train = make_task(job.task), job.train
+    model = init_model(job.model, 0)
+    x, y, m = task.sample(train.batch_size, torch.Generator().manual_seed(0))
+    held_out = torch.cat([x for x, _, _ in task.held_out().values()])
+    with FlopCounterMode(display=False) as step:
+        masked_ce(model(x), y, m).backward()
+    with FlopCounterMode(display=False) as evaluation, torch.no_grad():
+        model(held_out)
+    n_evals = 1 + sum(s % train.eval_every == 0 or s == train.steps for s in range(1, train.steps + 1))
+    return step.get_total_flops() * train.steps, evaluation.get_total_flops() * n_evals
+
+
+def run_flops(job) -> int:
+    """FLOPs of one run of a sweep job: every training step and every evaluation."""
+    return sum(job_flops(job))
+
+
+def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple[dict, pd.DataFrame | None]:
+    """Call run() (a sweep; it fills `missing`, {job: seeds it trains}) and measure it: wall time, and
+    FLOP/s against the matmul peak at `threads` (all that the sweep uses) just before and after.
+    `runs()`, called afterwards, gives the store's runs table: from the time each ensemble spent in its
+    training steps (`step_seconds`, on its `threads`), the training steps' own utilisation of the
+    per-thread peak, evaluations, start-up and waiting excluded.
+    Returns run()'s counts and a one-row table (None when nothing trained). The training FLOPs count the
+    steps each ensemble really took (one stops early once all its members have diverged)."""
+    precision = next(iter(missing)).train.precision if missing else "fp32"
+    before = matmul_peak(device=device, threads=threads, precision=precision)
+    t0 = time.perf_counter()
+    counts = run()
+    seconds = time.perf_counter() - t0
+    if not counts["trained"]:
+        return counts, None
+    peak = (before + matmul_peak(device=device, threads=threads, precision=precision)) / 2
+    trained = {job: n for job, n in missing.items() if n}
+    if runs is not None:  # a job whose worker died twice stored nothing: it did no counted work
+        stored = set(runs().run_id)
+        trained = {job: n for job, n in trained.items() if any(r in stored for r in job.run_ids().values())}
+    if not trained:
+        return counts, None
+    parts = {job: job_flops(job) for job in trained}  # (steps, evaluations) of one run, had it run every step
+    done = _steps_done(runs(), trained) if runs is not None else dict.fromkeys(trained, 1.0)
+    flop = sum((parts[job][0] * done[job] + parts[job][1]) * n for job, n in trained.items())
+    row = {"kind": "sweep", "precision": precision, "jobs": len(trained), "runs": counts["trained"],
+           "steps": next(iter(trained)).train.steps,
+           "threads": threads, "seconds": seconds, "runs_per_min": 60 * counts["trained"] / seconds,
+           "gflop": flop / 1e9, "gflops": flop / seconds / 1e9, "peak_gflops": peak / 1e9,
+           "utilisation": flop / seconds / peak}  # fmt: skip
+    if runs is not None:
+        step_flop = {job: parts[job][0] * done[job] * n for job, n in trained.items()}
+        row["step_utilisation"] = _step_utilisation(runs(), step_flop, peak / threads)
+    return counts, pd.DataFrame([row])
+
+
+def _ensemble(runs: pd.DataFrame, job):
+    """The newest ensemble that trained this job's members (they share its timings)."""
+    by_id = runs.set_index("run_id")
+    ids = [rid for rid in job.run_ids().values() if rid in by_id.index]
+    return by_id.loc[ids].sort_values("date").iloc[-1]
+
+
+def _steps_done(runs: pd.DataFrame, trained: dict) -> dict:
+    """Per job, the share of its steps the ensemble really took: one whose members all diverged stops early."""
+    return {job: min(1.0, _ensemble(runs, job).steps_done / job.train.steps) for job in trained}
+
+
+def _step_utilisation(runs: pd.DataFrame, step_flop: dict, peak_per_thread: float) -> float:
+    """Training steps' FLOPs ({job: FLOPs of its trained runs' steps}) over the thread-seconds they took,
+    as a fraction of one thread's share of the peak."""
+    thread_seconds = 0.0
+    for job in step_flop:
+        ensemble = _ensemble(runs, job)
+        thread_seconds += ensemble.step_seconds * ensemble.threads
+    return sum(step_flop.values()) / thread_seconds / peak_per_thread

@@ -1,0 +1,182 @@
+"""A sweep: every (task, attention) pair trains its missing members (seeds x lrs) as one ensemble.
+
+Resume is by run id: a run already in the store is never trained or written again. A run being
+trained is claimed in the store (core.results.claims), so two sweeps on one store never train it twice.
+"""
+
+import errno
+import warnings
+from collections.abc import Callable
+
+import pandas as pd
+
+from ..results import claims, index
+from ..results import store as st
+from ..training.config import ModelConfig, TaskConfig, TrainConfig
+from ..training.model import count_model_params
+from ..training.tasks import make_task
+from .cluster import ClusterError
+from .run_job import Job, Member, train_job, warm_up  # noqa: F401 - the sweep's interface
+
+MAX_SEEDS = 1000  # seeds per configuration: far beyond any sweep here, so a typo is one clear error
+
+
+class SweepError(RuntimeError):
+    """A sweep that could not finish: one line naming the job or path; every finished run is stored."""
+
+
+def plan(
+    attentions, tasks, n_seeds: int, train: TrainConfig, model_overrides: dict | None = None, lrs=None,
+    task_overrides: dict | None = None,
+) -> list[Job]:
+    """Validate everything up front (one-line ValueError) so nothing is written for a bad sweep.
+    task_overrides (n_symbols, length) apply to every task; max_len follows each task's sequence length.
+    A name given twice trains once."""
+    if not isinstance(n_seeds, int) or isinstance(n_seeds, bool) or not 0 < n_seeds <= MAX_SEEDS:
+        raise ValueError(f"seeds: must be a positive integer at most {MAX_SEEDS}, got {n_seeds!r}")
+    lrs = tuple(dict.fromkeys(float(lr) for lr in (lrs or (train.lr,))))
+    for lr in lrs:
+        TrainConfig(**{**train.to_dict(), "lr": lr})  # each member's config must be valid too
+    attentions, tasks = list(dict.fromkeys(attentions)), list(dict.fromkeys(tasks))
+    jobs = []
+    for task_name in tasks:
+        task_cfg = TaskConfig(task_name, **(task_overrides or {}))
+        task = make_task(task_cfg)
+        for name in attentions:
+            model = ModelConfig(
+                attention=name, vocab_size=task.vocab_size, max_len=task.seq_len, **(model_overrides or {})
+            )
+            jobs.append(Job(model, task_cfg, train, tuple(range(n_seeds)), lrs))
+    return jobs
+
+
+def cost(job: Job, n_members: int) -> int:
+    """A job's training work in multiply-adds, roughly: tokens x (weights each token meets + attention
+    scores). Only its order matters: workers take the longest jobs first, so no core is left alone
+    with one long job at the end of a sweep."""
+    p, T = count_model_params(job.model), job.model.max_len
+    per_token = p["attention"] + p["mlp"] + p["unembedding"] + job.model.n_layers * T * job.model.d_model
+    return n_members * job.train.steps * job.train.batch_size * T * per_token
+
+
+def _one_line(err: BaseException) -> str:
+    if isinstance(err, OSError) and err.errno == errno.ENOSPC:
+        return f"disk full writing {err.filename or 'the store'}"
+    return f"{type(err).__name__}: {err}".splitlines()[0]
+
+
+def run(
+    store,
+    jobs: list[Job],
+    device=None,
+    command: str | None = None,
+    on_job: Callable[[Job, int], None] | None = None,
+    on_step: Callable[[int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    workers: int = 1,
+    ray: str | None = None,
+) -> dict:
+    """Train what is missing. Returns counts: trained, skipped (already stored), claimed (being trained
+    by another sweep right now), diverged, failed (jobs given up on), cancelled.
+
+    on_step(n) is called as training advances n member-steps. workers > 1 trains that many jobs at
+    once in worker processes (core.experiments.workers); `ray` (local or HOST:PORT) trains every job as a task
+    on a Ray cluster instead (core.experiments.cluster). should_stop is for the in-process sweep only.
+    Raises SweepError (one line) when the store cannot be written or the cluster reached: every
+    run finished before that is stored, and a rerun resumes."""
+    counts = {"trained": 0, "skipped": 0, "claimed": 0, "diverged": 0, "failed": [], "cancelled": False}
+    st.remove_stale_tmp(store)  # left by a sweep killed mid-write
+    todo, held = [], []
+    try:
+        for job in jobs:
+            ids = job.run_ids()
+            missing = [m for m, rid in ids.items() if not st.has_run(store, rid)]
+            counts["skipped"] += len(ids) - len(missing)
+            mine = [m for m in missing if claims.claim(store, ids[m])]
+            held += [ids[m] for m in mine]
+            counts["claimed"] += len(missing) - len(mine)
+            if on_job:
+                on_job(job, len(mine))
+            if not mine:
+                continue
+            if workers > 1 or ray:
+                todo.append((job, mine))
+                continue
+            step = _member_steps(on_step, len(mine))
+            done = train_job(store, job, mine, device, command, step, should_stop)
+            if done is None:
+                counts["cancelled"] = True
+                break
+            counts["trained"] += done["trained"]
+            counts["diverged"] += done["diverged"]
+        if todo:
+            todo.sort(key=lambda t: cost(t[0], len(t[1])), reverse=True)  # longest first
+            for done in _engine(store, todo, device, command, workers, ray, on_step):
+                counts["trained"] += done.get("trained", 0)
+                counts["diverged"] += done.get("diverged", 0)
+                counts["failed"] += done.get("failed", [])
+    except ClusterError as err:
+        raise SweepError(str(err)) from None
+    except OSError as err:
+        stored = sum(st.has_run(store, rid) for job in jobs for rid in job.run_ids().values())
+        raise SweepError(f"{_one_line(err)}; {stored} runs of this sweep are stored, rerun to resume") from None
+    finally:
+        for rid in held:
+            claims.release(store, rid)
+        if counts["trained"]:
+            _compact_index(store)
+    return counts
+
+
+def _compact_index(store) -> None:
+    """Merge the sweep's per-job index segments into one; a failure here costs read speed, never runs."""
+    try:
+        index.compact(store)
+    except OSError as err:
+        warnings.warn(f"could not compact the runs index of {store}: {_one_line(err)}", stacklevel=3)
+
+
+def _member_steps(on_step, members: int):
+    """The ensemble's per-step callback as member-steps: one step trains every member."""
+    return (lambda _: on_step(members)) if on_step else None
+
+
+def _engine(store, todo, device, command, workers, ray, on_step) -> list[dict]:
+    if ray:
+        from .cluster import run_ray
+
+        return run_ray(store, todo, device, command, ray, on_step)
+    from .workers import run_parallel
+
+    return run_parallel(store, todo, device, command, min(workers, len(todo)), on_step)
+
+
+def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std over seeds per (task, attention), in registry order: what the CLI prints."""
+    from ..analysis.findings import summary
+    from ..attention import ATTENTION
+    from ..training.tasks import TASKS
+
+    return summary(runs, list(TASKS), list(ATTENTION))
+
+
+def accuracy_table(runs: pd.DataFrame, markdown: bool = False) -> str:
+    """Final test accuracy of each task at its longest training, each cell at its best lr (chosen on
+    validation): solved k/n with its Wilson 95% interval, mean ± std over seeds, and the lr; tasks as rows,
+    parameterizations as columns."""
+    from ..analysis.findings import at_best_lr, at_longest
+
+    table = summary_table(at_best_lr(at_longest(runs)))
+    table["cell"] = [
+        f"{k}/{n} [{lo:.2f}, {hi:.2f}] · {m:.3f} ± {0.0 if pd.isna(s) else s:.3f} · lr {lr:g}"
+        for k, n, lo, hi, m, s, lr in zip(
+            table.solved, table.seeds, table.solved_lo, table.solved_hi, table.test_acc, table.test_acc_std, table.lr
+        )
+    ]
+    wide = table.pivot(index="task", columns="attention", values="cell")
+    wide = wide.loc[list(dict.fromkeys(table.task)), list(dict.fromkeys(table.attention))]
+    if not markdown:
+        return wide.to_string()
+    lines = ["| task | " + " | ".join(wide.columns) + " |", "|---" * (len(wide.columns) + 1) + "|"]
+    lines += [f"| {task} | " + " | ".join(row) + " |" for task, row in wide.iterrows()]
+    return "\n".join(lines)

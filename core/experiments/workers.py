@@ -1,0 +1,142 @@
+"""Sweep jobs in worker processes, one per CPU core, each job still one vectorized ensemble.
+
+Why processes: a d_model=64 training step is made of kernels too small to split well over
+intra-op threads (two threads make a step about 1.2x faster than one), while two one-thread
+processes train two jobs at once at nearly one-thread speed each (docs/benchmarks.md has the
+figures). On CUDA one process drives the GPU, so there the sweep stays in-process.
+
+Each worker writes its own runs (atomically, as the in-process sweep does) and streams step counts
+back (in member-steps) for the progress bar. A worker whose parent dies (a killed sweep) exits, so at most the runs
+in flight are lost, and a rerun resumes. A worker that dies (killed, out of memory) breaks its pool,
+and every job in flight then is lost with it: each is retried once, alone in a pool of one, so a job
+that kills its worker again is known for certain and given up on (reported, not stored), while every
+other job goes on.
+"""
+
+import ctypes
+import multiprocessing as mp
+import os
+import queue
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+
+_progress = None  # in a worker: the queue its step counts go to
+
+
+def cpu_cores() -> int:
+    """The cores PyTorch would use here (its intra-op thread count)."""
+    import torch
+
+    return torch.get_num_threads()
+
+
+def threads_per_worker(workers: int) -> int:
+    """Intra-op threads each process gets: the cores shared out (1 worker: all of them, in-process)."""
+    return max(1, cpu_cores() // workers)
+
+
+def default_workers(device=None) -> int:
+    """One per core on a CPU; one on CUDA, where a single process keeps the GPU busy."""
+    from ..training.train import default_device
+
+    device = default_device() if device is None else device
+    return 1 if str(device).startswith("cuda") else cpu_cores()
+
+
+def keep_freed_memory() -> None:
+    """glibc hands freed blocks over 128 KB back to the OS, and every training step then page-faults
+    its activations in again (hundreds of faults a step, about 10% of a CPU step here). Keep them."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc: nothing to tune
+        return
+    libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: keep up to 1 GiB of freed heap
+    libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: blocks up to 32 MiB come from the (kept) heap
+
+
+def _init(threads: int, progress, parent: int) -> None:
+    import torch
+
+    global _progress
+    torch.set_num_threads(threads)
+    keep_freed_memory()
+    _progress = progress
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)  # the sweep was killed: stop too; the runs in flight are lost, finished ones are stored
+
+
+def _train(store, index, job, missing, device, command) -> dict:
+    from .run_job import train_job
+
+    _progress.put(("start", index))
+    return train_job(store, job, missing, device, command, on_step=lambda _: _progress.put(len(missing)))
+
+
+def _label(job) -> str:
+    return f"{job.task.name}/{job.model.attention}"
+
+
+def run_parallel(store, todo, device, command, workers: int, on_step=None, train=_train) -> list[dict]:
+    """Train each (job, missing members) in `todo` on a pool of `workers` processes; returns their counts.
+    A job that a dying worker took down twice comes back as {"failed": [label]}. `train` is what a worker
+    runs for one job (a module-level function, as _train)."""
+    ctx = mp.get_context("spawn")  # a fresh interpreter: no OpenMP state forked from a parent
+    progress = ctx.Queue()
+    threads = threads_per_worker(workers)
+    stop = threading.Event()
+    started: set[int] = set()
+
+    def drain():
+        while not stop.is_set() or not progress.empty():
+            try:
+                item = progress.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if isinstance(item, tuple):
+                started.add(item[1])
+            elif on_step:
+                on_step(item)  # member-steps
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    out, left, suspects = [], list(range(len(todo))), []
+    try:
+        while left or suspects:
+            for i in suspects:  # in flight when a worker died: retried once, alone, so the culprit is certain
+                if _one_pool(store, todo, [i], device, command, ctx, 1, threads, progress, out, train):
+                    out.append({"failed": [_label(todo[i][0])]})
+            started.clear()
+            left = _one_pool(store, todo, left, device, command, ctx, workers, threads, progress, out, train)
+            time.sleep(0.2)  # let the reader see the last start events
+            suspects = [i for i in left if i in started]
+            left = [i for i in left if i not in started]
+    finally:
+        stop.set()
+        reader.join()
+    return out
+
+
+def _one_pool(store, todo, indices, device, command, ctx, workers, threads, progress, out, train) -> list[int]:
+    """Run these jobs on one pool until done or the pool breaks; returns the indices not finished."""
+    pool = ProcessPoolExecutor(workers, ctx, initializer=_init, initargs=(threads, progress, os.getpid()))
+    try:
+        futures = {pool.submit(train, store, i, *todo[i], device, command): i for i in indices}
+        pending, broken = set(futures), False
+        while pending and not broken:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            broken = any(isinstance(f.exception(), BrokenProcessPool) for f in done)
+            out += [f.result() for f in done if not isinstance(f.exception(), BrokenProcessPool)]  # raises its own
+        if not broken:
+            return []
+        wait(pending)  # a broken pool fails every future it still held
+        out += [f.result() for f in pending if not isinstance(f.exception(), BrokenProcessPool)]
+        return [i for f, i in futures.items() if isinstance(f.exception(), BrokenProcessPool)]
+    finally:
+        pool.shutdown(cancel_futures=True)  # on an error or Ctrl-C: no new jobs start

@@ -1,0 +1,140 @@
+"""One file of the store: how a run's parquet and the store's tables are written and read back.
+
+Every file is written to a temporary name and renamed into place (atomic_write); the attention-lab
+metadata lives in the parquet schema, so a reader can tell a run from a foreign or broken file
+before reading any rows. core.results.store and core.results.index build on this; it imports nothing of theirs.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+META_KEY = b"attention_lab"
+FORMAT = 1
+RUN_COLUMNS = [
+    "run_id",
+    "attention",
+    "task",
+    "n_symbols",
+    "length",
+    "seed",
+    "n_layers",
+    "d_model",
+    "n_heads",
+    "d_head",
+    "n_kv_heads",
+    "mlp",
+    "vocab_size",
+    "max_len",
+    "steps",
+    "batch_size",
+    "lr",
+    "precision",
+    "status",
+    "val_loss",
+    "val_acc",
+    "test_loss",
+    "test_acc",
+    "eval_loss",
+    "eval_acc",
+    "train_loss",
+    "val_loss_drop",
+    "val_acc_gain",
+    "params_attention",
+    "params_total",
+    "train_seconds",
+    "step_seconds",
+    "n_ensemble",
+    "threads",
+    "steps_done",
+    "seconds_per_step",
+    "tokens_per_s",
+]
+
+
+def atomic_write(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"  # dot-prefixed: never globbed by readers
+    try:
+        write(tmp)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), META_KEY: json.dumps(meta)})
+    atomic_write(Path(path), lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+
+
+def read_meta(path: Path) -> dict:
+    meta = pq.read_schema(path).metadata or {}
+    if META_KEY not in meta:
+        raise ValueError("no attention_lab metadata")
+    return json.loads(meta[META_KEY])
+
+
+def run_path(store, run_id: str) -> Path:
+    return Path(store) / "runs" / f"{run_id}.parquet"
+
+
+def weights_path(store, run_id: str) -> Path:
+    return Path(store) / "weights" / f"{run_id}.safetensors"
+
+
+OLD_METRICS = {"eval_loss": "test_loss", "eval_acc": "test_acc"}  # stores made before the val/test split
+
+
+def run_row(meta: dict) -> dict:
+    m, t, tr = meta["model"], meta["task"], meta["train"]
+    params = meta.get("params", {})
+    final = {OLD_METRICS.get(k, k): v for k, v in meta["final"].items()}
+    return {
+        "run_id": meta["run_id"],
+        "attention": m["attention"],
+        "task": t["name"],
+        "n_symbols": t["n_symbols"],
+        "length": t["length"],
+        "seed": meta["seed"],
+        "n_layers": m["n_layers"],
+        "d_model": m["d_model"],
+        "n_heads": m["n_heads"],
+        "d_head": m["d_head"],
+        "n_kv_heads": m["n_kv_heads"],
+        "mlp": m["mlp"],
+        "vocab_size": m["vocab_size"],
+        "max_len": m["max_len"],
+        "steps": tr["steps"],
+        "batch_size": tr["batch_size"],
+        "lr": tr["lr"],
+        "precision": tr.get("precision", "fp32"),  # absent: fp32, the default (left out of the run id)
+        "status": meta["status"],
+        "val_loss": final.get("val_loss"),  # absent (None) in stores made before the split
+        "val_acc": final.get("val_acc"),
+        "test_loss": final.get("test_loss"),
+        "test_acc": final.get("test_acc"),
+        "eval_loss": final.get("test_loss"),  # aliases of the test metrics, for old readers
+        "eval_acc": final.get("test_acc"),
+        "train_loss": final.get("train_loss"),
+        "val_loss_drop": final.get("val_loss_drop"),  # relative fall of val loss over the last fifth of steps
+        "val_acc_gain": final.get("val_acc_gain"),
+        "params_attention": params.get("attention"),
+        "params_total": sum(params.values()) if params else None,
+        "train_seconds": meta["train_seconds"],
+        "step_seconds": meta.get("step_seconds"),  # absent from stores written before it was measured
+        "n_ensemble": meta["n_ensemble"],
+        "threads": meta.get("threads"),  # absent from stores written before workers existed
+        "steps_done": meta["steps_done"],
+        "seconds_per_step": meta["train_seconds"] / max(1, meta["steps_done"]),
+        "tokens_per_s": meta["tokens_per_s"],
+        **{f"params_{k}": v for k, v in params.items()},
+        "date": meta["provenance"]["date"],
+        "command": meta["provenance"]["command"],
+    }

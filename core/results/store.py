@@ -1,0 +1,309 @@
+"""The results store: plain files under one directory, readable without torch and without pickle.
+
+    STORE/runs/<run_id>.parquet          tidy metrics (run_id, step, metric, value); the run's summary,
+                                         configs and provenance in the parquet schema metadata
+    STORE/weights/<run_id>.safetensors   final per-head weights of every layer (float16) and the
+                                         attention patterns of a few eval examples
+    STORE/bench/*.parquet, STORE/pretrained/*.parquet   tables written by `bench` and `pretrained`;
+                                         bench/sweep-*.parquet: each sweep's wall time and FLOP/s
+    STORE/claims/<run_id>.claim          runs being trained right now, each holding its sweep's pid
+    STORE/index/runs-*.parquet           the runs table, cached (core.results.index): each file's row, checked
+                                         against the file's size and mtime before it is trusted
+
+Every file is written to a temporary name and renamed into place, and a run's parquet is written
+after its weights: a run exists once its parquet does, so a kill loses at most the runs in flight.
+"""
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import warnings
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from safetensors.numpy import load_file, save_file
+
+from . import index
+from .claims import alive, stale_claims
+from .runfile import (  # noqa: F401 - the store's interface
+    FORMAT,
+    META_KEY,
+    OLD_METRICS,
+    RUN_COLUMNS,
+    atomic_write,
+    read_meta,
+    run_path,
+    run_row,
+    weights_path,
+    write_table,
+)
+
+# the command that made data/
+BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr grid --eval-every 50 --store data"
+# then seeds 5-9 on the one discriminating task (resume trains only those)
+BUNDLED_MORE_SEEDS = (
+    "python -m core sweep --attention all --task associative_recall --seeds 10 --lr grid --eval-every 50 --store data"
+)
+# then that task again at twice the steps, so a "fails" there is not a truncation artefact
+BUNDLED_LONGER = (
+    "python -m core sweep --attention all --task associative_recall --seeds 10 --lr grid --steps 1600 "
+    "--eval-every 50 --store data"
+)
+BUNDLED_SWEEPS = (BUNDLED_SWEEP, BUNDLED_MORE_SEEDS, BUNDLED_LONGER)
+# The scaling scans (README: Scaling scans), one axis point each, in the order they run; identity has no d_head
+# of its own. A scan run into another store and copied here records that store in its provenance, so the
+# commands are compared with their --store argument set aside (scan_command).
+_SCAN = (
+    "python -m core sweep --store data --task associative_recall --seeds 5 --lr grid --steps 800 --workers 1 --quiet"
+)
+_NO_IDENTITY = "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa"
+SCAN_SWEEPS = tuple(f"{_SCAN} {args}" for args in (
+    f"{_NO_IDENTITY} --d-head 4", f"{_NO_IDENTITY} --d-head 8", "--attention all --d-model 32",
+    f"{_NO_IDENTITY} --d-head 2",
+    "--attention all --d-model 16", "--attention all --n-heads 1", "--attention all --n-heads 2",
+    "--attention all --n-heads 8",
+))  # fmt: skip
+
+
+def scan_command(command: str) -> str:
+    """A recorded command with its --store argument replaced by data (where its runs were copied)."""
+    return re.sub(r"--store \S+", "--store data", command)
+
+
+def provenance(command: str | None = None) -> dict:
+    """What made a file: the command, package versions, date (UTC)."""
+    versions = {"python": platform.python_version()}
+    for pkg in ("torch", "numpy", "pandas", "pyarrow", "safetensors", "attention-lab"):
+        try:
+            versions[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return {
+        "command": command or "python -m core " + " ".join(sys.argv[1:]),
+        "versions": versions,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "git": _GIT,
+    }
+
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _git_commit(root: Path = _ROOT) -> str | None:
+    """The code's commit, with '+dirty' for uncommitted changes to it; None outside a git checkout.
+
+    Only core/ and requirements.txt count: they are what produces results, while a sweep that
+    regenerates data/ changes the checkout's files itself. Read once, at import: that is the code
+    this process runs, whatever changes on disk later.
+    """
+    try:
+        run = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=5)  # noqa: E731
+        head = run("rev-parse", "--short", "HEAD")
+        if head.returncode:
+            return None
+        dirty = run("status", "--porcelain", "--", "core", "requirements.txt").stdout.strip()
+        return head.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def remove_stale_tmp(store) -> int:
+    """Delete the temporary files of writers that were killed mid-write (their pid is gone), and the
+    claims of sweeps that died; a live writer's are left alone. Returns how many were removed."""
+    tmps = [(p, p.name.rsplit(".", 2)[1]) for p in Path(store).glob("*/.*.tmp")]  # .<name>.<pid>.tmp
+    stale = [p for p, pid in tmps if pid.isdigit() and not alive(int(pid))]
+    stale += stale_claims(store)
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return len(stale)
+
+
+_GIT = _git_commit()
+
+
+# ---- runs --------------------------------------------------------------------------------
+def has_run(store, run_id: str) -> bool:
+    return run_path(store, run_id).exists()
+
+
+# Stored per layer: the factors where they exist; W_QK and W_OV are rebuilt from them on load.
+def _compact(hw: dict) -> dict:
+    keep = dict(hw)
+    if "W_Q" in hw and "W_K" in hw:
+        keep.pop("W_QK", None)
+    if "W_V" in hw and "W_O" in hw:
+        keep.pop("W_OV", None)
+    return keep
+
+
+def write_run(store, summary: dict, metrics: pd.DataFrame, head_weights: list, patterns=None, examples=None):
+    """Store one finished run. summary holds run_id, the configs, status and final numbers."""
+    run_id = summary["run_id"]
+    meta = {"format": FORMAT, **summary, "provenance": provenance(summary.get("command"))}
+    tensors = {}
+    for layer, hw in enumerate(head_weights):
+        for k, v in _compact(hw).items():
+            tensors[f"blocks.{layer}.{k}"] = np.ascontiguousarray(np.asarray(v, dtype=np.float16))
+    if patterns is not None:
+        tensors["patterns"] = np.asarray(patterns, dtype=np.float16)  # (L, N, H, T, T)
+        tensors["examples"] = np.asarray(examples, dtype=np.int32)  # (N, T)
+    st_meta = {
+        "run_id": run_id,
+        "d_head": str(summary["model"]["d_head"]),
+        "provenance": json.dumps(meta["provenance"]),
+    }
+    atomic_write(weights_path(store, run_id), lambda tmp: save_file(tensors, str(tmp), metadata=st_meta))
+    df = metrics.assign(run_id=run_id)[["run_id", "step", "metric", "value"]]
+    write_table(run_path(store, run_id), df, meta)
+
+
+def _files(store, sub: str):
+    folder = Path(store) / sub
+    return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+
+
+def load_runs(store) -> pd.DataFrame:
+    """One row per stored run, read through the runs index (core.results.index) where it is current; a file that is
+    not a readable run is skipped with a warning naming it."""
+    return index.load_runs(store)
+
+
+METRIC_COLUMNS = ["run_id", "step", "metric", "value"]
+
+
+def load_metrics(store, run_ids=None, metrics=None) -> pd.DataFrame:
+    """Tidy rows run_id, step, metric, value (for the given runs, or all; the given metrics, or all).
+    Stores made before the val/test split name their test metrics eval_*: they come back as test_*.
+    Each file is opened once; a given run without a file is left out, an unreadable one warned about."""
+    ids = sorted(index.listing(store)) if run_ids is None else sorted(set(run_ids))
+    names = None
+    if metrics is not None:
+        names = pa.array(sorted(set(metrics) | {o for o, new in OLD_METRICS.items() if new in metrics}))
+    tables = []
+    for rid in ids:
+        path = run_path(store, rid)
+        try:
+            f = pq.ParquetFile(path)
+            if META_KEY not in (f.schema_arrow.metadata or {}):
+                raise ValueError("no attention_lab metadata")
+            t = f.read(columns=METRIC_COLUMNS)
+            tables.append(t if names is None else t.filter(pc.is_in(t["metric"], value_set=names)))
+        except FileNotFoundError:
+            continue
+        except Exception as err:  # noqa: BLE001
+            warnings.warn(f"skipping {path}: not a readable attention-lab run ({err})", stacklevel=2)
+    if not tables:
+        return pd.DataFrame({c: [] for c in METRIC_COLUMNS})
+    out = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+    return out.assign(metric=out.metric.replace(OLD_METRICS))
+
+
+def load_head_weights(store, run_id: str) -> list[dict[str, np.ndarray]]:
+    """Per layer: W_Q, W_K, W_V (H, D, r), W_O (H, r, D) where defined, and always W_QK, W_OV (H, D, D)."""
+    path = weights_path(store, run_id)
+    tensors = {k: v.astype(np.float32) for k, v in load_file(str(path)).items()}
+    from safetensors import safe_open
+
+    with safe_open(str(path), "np") as f:
+        scale = int(f.metadata()["d_head"]) ** -0.5
+    layers = []
+    for layer in range(1 + max(int(k.split(".")[1]) for k in tensors if k.startswith("blocks."))):
+        hw = {k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"blocks.{layer}.")}
+        if "W_QK" not in hw:
+            hw["W_QK"] = scale * hw["W_Q"] @ hw["W_K"].transpose(0, 2, 1)
+        if "W_OV" not in hw:
+            hw["W_OV"] = hw["W_V"] @ hw["W_O"]
+        layers.append(hw)
+    return layers
+
+
+def weights_readable(store, run_id: str) -> bool:
+    """True when the run's weights file exists and its header is whole: safetensors checks that the header's
+    tensors cover the file exactly, so a truncated or foreign file fails here without reading the tensors."""
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(weights_path(store, run_id)), "np") as f:
+            return bool(list(f.keys()))
+    except Exception:  # noqa: BLE001 - missing, truncated, not safetensors: all mean "skip it"
+        return False
+
+
+def drop_weights(store, run_ids) -> int:
+    """Delete these runs' weights files (their metrics stay); returns how many were removed."""
+    removed = 0
+    for rid in run_ids:
+        path = weights_path(store, rid)
+        if path.exists():
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def sweep_record_name() -> str:
+    """bench/sweep-<UTC time>-<pid>: one record per sweep, so concurrent sweeps never overwrite each other's."""
+    return f"sweep-{datetime.now(UTC):%Y%m%dT%H%M%S}-{os.getpid()}"
+
+
+def load_patterns(store, run_id: str):
+    """(patterns (L, N, H, T, T), example tokens (N, T)), or (None, None) when not stored."""
+    tensors = load_file(str(weights_path(store, run_id)))
+    if "patterns" not in tensors:
+        return None, None
+    return tensors["patterns"].astype(np.float32), tensors["examples"]
+
+
+# ---- other tables -----------------------------------------------------------------------
+def write_named(store, kind: str, name: str, df: pd.DataFrame, meta: dict | None = None) -> Path:
+    path = Path(store) / kind / f"{name}.parquet"
+    write_table(path, df, {"format": FORMAT, **(meta or {}), "provenance": provenance()})
+    return path
+
+
+def load_named(store, kind: str) -> pd.DataFrame:
+    """Every table under STORE/<kind>/ concatenated; unreadable files skipped with a warning."""
+    frames = []
+    for path in _files(store, kind):
+        try:
+            read_meta(path)
+            frames.append(pd.read_parquet(path))
+        except Exception as err:  # noqa: BLE001
+            warnings.warn(f"skipping {path}: not a readable attention-lab table ({err})", stacklevel=2)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def load_table(store, kind: str, name: str) -> pd.DataFrame:
+    """STORE/<kind>/<name>.parquet, or an empty frame (with a warning naming it) when absent or unreadable."""
+    path = Path(store) / kind / f"{name}.parquet"
+    if not path.exists():
+        return pd.DataFrame()
+    try:
+        read_meta(path)
+        return pd.read_parquet(path)
+    except Exception as err:  # noqa: BLE001
+        warnings.warn(f"skipping {path}: not a readable attention-lab table ({err})", stacklevel=2)
+        return pd.DataFrame()
+
+
+def provenance_of(store, runs: pd.DataFrame | None = None) -> list[dict]:
+    """The distinct (command, versions, date) that made the runs in a store, newest first: one file read per
+    command (its newest run), whatever the store's size. `runs`: the store's load_runs(), if at hand."""
+    runs = load_runs(store) if runs is None else runs
+    if runs.empty:
+        return []
+    out = []
+    for rid in runs.sort_values("date").drop_duplicates("command", keep="last").run_id:
+        try:
+            out.append(read_meta(run_path(store, rid))["provenance"])
+        except Exception:  # noqa: BLE001 - load_runs already warns
+            continue
+    return sorted(out, key=lambda p: p["date"], reverse=True)

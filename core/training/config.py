@@ -1,0 +1,150 @@
+"""One frozen dataclass per concern: model, task, training. Validated on construction.
+
+`key` is a stable content hash (Python's hash() is salted per process), used as the cache key:
+the run id is the hash of (model, task, train, seed).
+"""
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+
+from .tasks import EVAL_SIZE, TEST_SEED, VAL_SEED, get_task
+
+# Upper bounds far beyond anything this lab trains, so a typo is one clear error, not an overflow.
+MOST = {"steps": 10**7, "batch_size": 65536, "eval_every": 10**7, "eval_size": 65536, "n_symbols": 4096,
+        "length": 1024, "n_layers": 256, "vocab_size": 10**6, "max_len": 65536, "d_mlp": 65536}  # fmt: skip
+
+
+PRECISIONS = ("fp32", "bf16")
+
+
+def _positive_int(obj, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"{name}: must be a positive integer, got {value!r}")
+        if name in MOST and value > MOST[name]:
+            raise ValueError(f"{name}: must be at most {MOST[name]}, got {value!r}")
+
+
+def _positive_float(obj, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < math.inf:
+            raise ValueError(f"{name}: must be a finite positive number, got {value!r}")
+
+
+def stable_hash(payload: dict, n: int = 16) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:n]
+
+
+class _Config:
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @property
+    def key(self) -> str:
+        return stable_hash({"type": type(self).__name__, **self.to_dict()})
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        fields = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in fields})
+
+    def _set(self, name, value):  # frozen: normalise defaults once, in __post_init__
+        object.__setattr__(self, name, value)
+
+
+@dataclass(frozen=True)
+class ModelConfig(_Config):
+    attention: str = "standard"  # a name in core.attention.ATTENTION
+    n_layers: int = 2
+    d_model: int = 64
+    n_heads: int = 4
+    d_head: int | None = None  # None: d_model // n_heads
+    n_kv_heads: int | None = None  # None: the parameterization's own (gqa: n_heads // 2, mqa: 1, else n_heads)
+    mlp: bool = True  # False: an attention-only model
+    d_mlp: int | None = None  # None: 4 * d_model
+    vocab_size: int = 64  # set from the task by the sweep
+    max_len: int = 64  # learned absolute positions, so W_QK is a single bilinear form (no RoPE)
+
+    def __post_init__(self):
+        from .. import attention
+
+        _positive_int(self, "n_layers", "vocab_size", "max_len")
+        if not isinstance(self.mlp, bool):
+            raise ValueError(f"mlp: must be True or False, got {self.mlp!r}")
+        D, H, r, G = attention.resolve(self.attention, self.d_model, self.n_heads, self.d_head, self.n_kv_heads)
+        self._set("d_head", r)
+        self._set("n_kv_heads", G)
+        self._set("d_mlp", 4 * D if self.d_mlp is None else self.d_mlp)
+        _positive_int(self, "d_mlp")
+
+
+@dataclass(frozen=True)
+class TaskConfig(_Config):
+    name: str = "associative_recall"  # a name in core.training.tasks.TASKS
+    n_symbols: int | None = None  # None: the task's default alphabet size
+    length: int | None = None  # None: the task's default (items per sequence, or key-value pairs)
+    # two fixed held-out sets of eval_size examples each (2048-2816 answer positions per task), disjoint
+    # from each other and from training: validation picks (best lr, time to solve), test is reported
+    eval_size: int = EVAL_SIZE
+    val_seed: int = VAL_SEED
+    test_seed: int = TEST_SEED
+
+    def __post_init__(self):
+        cls = get_task(self.name)
+        self._set("n_symbols", cls.n_symbols if self.n_symbols is None else self.n_symbols)
+        self._set("length", cls.length if self.length is None else self.length)
+        _positive_int(self, "n_symbols", "length", "eval_size")
+        for name in ("val_seed", "test_seed"):
+            if not isinstance(getattr(self, name), int) or not 0 <= getattr(self, name) < 2**63:
+                raise ValueError(f"{name}: must be an integer in [0, 2**63), got {getattr(self, name)!r}")
+        if self.val_seed == self.test_seed:
+            raise ValueError(f"test_seed: must differ from val_seed={self.val_seed}")
+        cls.check(self)
+
+
+@dataclass(frozen=True)
+class TrainConfig(_Config):
+    steps: int = 800  # standard reaches >= 95% eval accuracy on every task by then
+    batch_size: int = 32
+    lr: float = 3e-3  # a sweep trains a grid of them (LR_GRID) and compares each parameterization at its best
+    warmup: int = 50  # linear warmup steps, then cosine decay to lr_min_ratio * lr
+    lr_min_ratio: float = 0.1
+    weight_decay: float = 0.01  # AdamW, applied to matrices only (not norms, biases)
+    grad_clip: float | None = 1.0  # per-run global grad-norm clip; None turns it off
+    eval_every: int = 25
+    # "bf16": forward and loss under bfloat16 autocast (matmuls in bf16; softmax, LayerNorm, cross-entropy,
+    # parameters, gradients, AdamW state and clipping stay float32). fp32 is the reference.
+    precision: str = "fp32"
+
+    def __post_init__(self):
+        _positive_int(self, "steps", "batch_size", "eval_every")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision: unknown {self.precision!r}; allowed: {', '.join(PRECISIONS)}")
+        _positive_float(self, "lr", "lr_min_ratio")
+        if not isinstance(self.warmup, int) or self.warmup < 0:
+            raise ValueError(f"warmup: must be a non-negative integer, got {self.warmup!r}")
+        if not isinstance(self.weight_decay, int | float) or not 0 <= self.weight_decay < math.inf:
+            raise ValueError(f"weight_decay: must be >= 0, got {self.weight_decay!r}")
+        if self.grad_clip is not None:
+            _positive_float(self, "grad_clip")
+
+
+    def to_dict(self) -> dict:
+        """fp32 (the default) is left out, so every run stored before precision existed keeps its run id."""
+        d = super().to_dict()
+        if d["precision"] == "fp32":
+            del d["precision"]
+        return d
+
+
+# The default learning-rate grid (`--lr grid`): half-decade steps from 3e-4 to 1e-2.
+LR_GRID = (3e-4, 1e-3, 3e-3, 1e-2)
+
+
+def run_id(model: ModelConfig, task: TaskConfig, train: TrainConfig, seed: int) -> str:
+    return stable_hash({"model": model.to_dict(), "task": task.to_dict(), "train": train.to_dict(), "seed": seed})

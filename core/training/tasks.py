@@ -1,0 +1,261 @@
+"""Synthetic sequence tasks behind one registry, `TASKS`.
+
+Each task samples (inputs, targets, loss_mask), all (N, T), from a torch.Generator, so a seed fixes
+the data. targets[t] is what position t must predict; the loss and accuracy count only where
+loss_mask is True (the answer positions).
+
+Two fixed held-out sets, drawn from their own seeds: `validation` (every choice: best lr, time to
+solve) and `test` (what is reported). No sequence is in both, and training batches never contain a
+held-out sequence (`sample_train` redraws any that collide), so neither set is ever trained on.
+The task takes its config (core.training.config.TaskConfig) duck-typed: data flows config -> tasks, one way.
+"""
+
+from types import SimpleNamespace
+
+import torch
+
+EVAL_SIZE, VAL_SEED, TEST_SEED = 256, 12345, 54321  # TaskConfig's defaults for the held-out sets
+
+
+class Task:
+    n_symbols: int  # default alphabet size
+    length: int  # default items per sequence
+    description: str
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.n, self.L = cfg.n_symbols, cfg.length
+        self._held_out = None
+
+    distinct = False  # True: a sequence holds `length` different symbols, so length <= n_symbols
+
+    @classmethod
+    def check(cls, cfg) -> None:
+        """Raise a one-line ValueError for sizes the task cannot use."""
+        if cls.distinct and cfg.length > cfg.n_symbols:
+            raise ValueError(f"length: at most n_symbols={cfg.n_symbols} distinct symbols, got {cfg.length}")
+
+    vocab_size: int
+    seq_len: int
+
+    def answers(self) -> range:
+        """The tokens an answer can be (the answer alphabet)."""
+        return range(self.vocab_size)
+
+    def candidates(self, row: torch.Tensor) -> torch.Tensor:
+        """The in-context tokens a blind copier picks from (with repeats): by default the first L items."""
+        return row[: self.L]
+
+    def sample(self, n: int, gen: torch.Generator):
+        raise NotImplementedError
+
+    # held-out sets ----------------------------------------------------------------------
+    def held_out(self) -> dict[str, tuple]:
+        """{"val": (x, y, mask), "test": (x, y, mask)}, each eval_size rows; no sequence is in both."""
+        if self._held_out is None:
+            val = self.sample(self.cfg.eval_size, torch.Generator().manual_seed(self.cfg.val_seed))
+            test = self._excluding(self.cfg.eval_size, torch.Generator().manual_seed(self.cfg.test_seed), val[0])
+            self._held_out = {"val": val, "test": test}
+            self._held_hashes = torch.cat([_row_hash(val[0]), _row_hash(test[0])])
+        return self._held_out
+
+    def eval_set(self, split: str = "test"):
+        return self.held_out()[split]
+
+    def sample_train(self, n: int, gen: torch.Generator):
+        """A training batch in which no sequence is a held-out one (colliding rows are redrawn)."""
+        self.held_out()
+        return self._excluding(n, gen, hashes=self._held_hashes)
+
+    def _excluding(self, n: int, gen: torch.Generator, avoid: torch.Tensor | None = None, hashes=None):
+        hashes = _row_hash(avoid) if hashes is None else hashes
+        x, y, m = self.sample(n, gen)
+        bad = torch.isin(_row_hash(x), hashes)
+        for _ in range(1000):  # rare at the default sizes (at most ~1% of batches): redraw those rows
+            if not bad.any():
+                return x, y, m
+            rx, ry, rm = self.sample(int(bad.sum()), gen)
+            x, y, m = x.clone(), y.clone(), m.clone()
+            x[bad], y[bad], m[bad] = rx, ry, rm
+            bad = torch.isin(_row_hash(x), hashes)
+        raise ValueError(f"eval_size: {self.cfg.eval_size} held-out examples leave too few sequences to sample apart")
+
+    # helpers ---------------------------------------------------------------------------
+    def _distinct(self, n: int, k: int, gen: torch.Generator) -> torch.Tensor:
+        """(n, k) rows of k distinct symbols from range(self.n)."""
+        return torch.rand(n, self.n, generator=gen).argsort(-1)[:, :k]
+
+    def _symbols(self, n: int, k: int, gen: torch.Generator) -> torch.Tensor:
+        return torch.randint(0, self.n, (n, k), generator=gen)
+
+    @staticmethod
+    def _next_token(x: torch.Tensor, first: int, last: int):
+        """targets = next token; answers are the positions first..last (inclusive)."""
+        targets = torch.cat([x[:, 1:], torch.zeros_like(x[:, :1])], dim=1)
+        mask = torch.zeros_like(x, dtype=torch.bool)
+        mask[:, first : last + 1] = True
+        return x, targets, mask
+
+
+class AssociativeRecall(Task):
+    """Multi-query associative recall (Zoology): k1 v1 ... kL vL, then each key again -> its value."""
+
+    n_symbols, length = 32, 8
+    description = "key-value pairs, then queries whose answers are the values (MQAR)"
+    distinct = True  # keys
+
+    vocab_size = property(lambda self: 2 * self.n)  # keys 0..n-1, values n..2n-1
+    seq_len = property(lambda self: 4 * self.L)
+
+    def answers(self):
+        return range(self.n, 2 * self.n)
+
+    def candidates(self, row):
+        return row[1 : 2 * self.L : 2]  # the L values of the context pairs
+
+    def sample(self, n, gen):
+        keys = self._distinct(n, self.L, gen)  # (n, L)
+        values = self._symbols(n, self.L, gen) + self.n  # (n, L)
+        order = torch.rand(n, self.L, generator=gen).argsort(-1)  # queries in random order
+        q_keys, q_values = keys.gather(1, order), values.gather(1, order)
+        context = torch.stack([keys, values], -1).reshape(n, 2 * self.L)
+        queries = torch.stack([q_keys, q_values], -1).reshape(n, 2 * self.L)
+        x = torch.cat([context, queries], 1)  # (n, 4L)
+        x, targets, _ = self._next_token(x, 0, 0)
+        mask = torch.zeros_like(x, dtype=torch.bool)
+        mask[:, 2 * self.L :: 2] = True  # each query key predicts its value
+        return x, targets, mask
+
+
+class Induction(Task):
+    """A random sequence of distinct tokens, repeated: predict the second copy (induction heads)."""
+
+    n_symbols, length = 32, 12
+    description = "a random sequence repeated; predict the second copy"
+    distinct = True
+
+    vocab_size = property(lambda self: self.n)
+    seq_len = property(lambda self: 2 * self.L)
+
+    def answers(self):
+        return range(self.n)
+
+    def sample(self, n, gen):
+        s = self._distinct(n, self.L, gen)
+        return self._next_token(torch.cat([s, s], 1), self.L, 2 * self.L - 2)
+
+
+class Reverse(Task):
+    """s, SEP, reversed(s)."""
+
+    n_symbols, length = 16, 10
+    description = "a sequence, a separator, the sequence reversed"
+    vocab_size = property(lambda self: self.n + 1)  # + SEP
+    seq_len = property(lambda self: 2 * self.L + 1)
+
+    def answers(self):
+        return range(self.n)
+
+    def transform(self, s):
+        return s.flip(-1)
+
+    def sample(self, n, gen):
+        s = self._symbols(n, self.L, gen)
+        sep = torch.full((n, 1), self.n)
+        return self._next_token(torch.cat([s, sep, self.transform(s)], 1), self.L, 2 * self.L - 1)
+
+
+class Sort(Reverse):
+    """s, SEP, sorted(s)."""
+
+    description = "a sequence, a separator, the sequence sorted"
+
+    def transform(self, s):
+        return s.sort(-1).values
+
+
+class Histogram(Task):
+    """s, SEP, s again: at each token of the second copy, how many times it occurs in s."""
+
+    n_symbols, length = 8, 10
+    description = "for each token, how many times it occurs in the sequence"
+    vocab_size = property(lambda self: self.n + 1 + self.L)  # symbols, SEP, counts 1..L
+    seq_len = property(lambda self: 2 * self.L + 1)
+
+    def answers(self):
+        return range(self.n + 1, self.n + 1 + self.L)
+
+    def candidates(self, row):
+        return row[:0]  # the counts never appear in the input
+
+    def sample(self, n, gen):
+        s = self._symbols(n, self.L, gen)  # (n, L)
+        counts = (s.unsqueeze(-1) == s.unsqueeze(-2)).sum(-1)  # (n, L): occurrences of s_i in s
+        x = torch.cat([s, torch.full((n, 1), self.n), s], 1)
+        targets = torch.zeros_like(x)
+        targets[:, self.L + 1 :] = self.n + counts  # count c is token n + c
+        mask = torch.zeros_like(x, dtype=torch.bool)
+        mask[:, self.L + 1 :] = True
+        return x, targets, mask
+
+
+_HASH = torch.randint(1, 2**61, (4096,), generator=torch.Generator().manual_seed(0))
+
+
+def _row_hash(x: torch.Tensor) -> torch.Tensor:
+    """(n, T) tokens -> (n,) int64 fingerprints: equal rows hash equal; a false match only redraws a row."""
+    return (x.long() * _HASH[: x.shape[-1]]).sum(-1)
+
+
+# Insertion order is the display order on every page.
+TASKS: dict[str, type[Task]] = {
+    "associative_recall": AssociativeRecall,
+    "induction": Induction,
+    "reverse": Reverse,
+    "sort": Sort,
+    "histogram": Histogram,
+}
+
+
+def get_task(name: str) -> type[Task]:
+    if name not in TASKS:
+        raise ValueError(f"task: unknown {name!r}; allowed: {', '.join(TASKS)}")
+    return TASKS[name]
+
+
+def chance_levels(name: str, cfg=None) -> dict[str, float]:
+    """Accuracy of blind guessers on the task's test set (answer positions), computed, not typed in:
+    - uniform: one over the answer alphabet;
+    - in_context: copy a uniformly drawn in-context candidate (Task.candidates, with repeats: the
+      context's values for associative_recall, the sequence for the others); the uniform guess where
+      the input holds no candidate (histogram's counts never appear in it);
+    - unqueried (associative_recall): uniform among the values of the pairs not yet queried, the
+      elimination plateau a model can reach without recall."""
+    cls = get_task(name)
+    default = SimpleNamespace(name=name, n_symbols=cls.n_symbols, length=cls.length, eval_size=EVAL_SIZE,
+                              val_seed=VAL_SEED, test_seed=TEST_SEED)  # fmt: skip
+    task = make_task(cfg or default)
+    x, y, m = task.eval_set("test")
+    n_alpha = len(task.answers())
+    hits, guesses = [], []
+    for row, target, mask in zip(x, y, m):
+        present = task.candidates(row)
+        for t in mask.nonzero().flatten().tolist():
+            guesses.append((present == target[t]).float().mean().item() if len(present) else 1 / n_alpha)
+            hits.append(_unqueried(task, row, t) if isinstance(task, AssociativeRecall) else None)
+    out = {"uniform": 1 / n_alpha, "in_context": float(sum(guesses) / len(guesses))}
+    if isinstance(task, AssociativeRecall):
+        out["unqueried"] = float(sum(hits) / len(hits))
+    return out
+
+
+def _unqueried(task: "AssociativeRecall", row: torch.Tensor, t: int) -> float:
+    """1 / the number of distinct values among the pairs whose keys have not been queried before position t."""
+    L = task.L
+    keys, values = row[0 : 2 * L : 2].tolist(), row[1 : 2 * L : 2].tolist()
+    asked = set(row[2 * L : t : 2].tolist())
+    return 1 / len({v for k, v in zip(keys, values) if k not in asked})
+
+
+def make_task(cfg) -> Task:
+    return get_task(cfg.name)(cfg)

@@ -1,0 +1,70 @@
+"""Scaling: where the choices matter. Outcome against one axis around the bundled point, per parameterization."""
+
+import pandas as pd
+import streamlit as st
+
+from core.analysis import findings, scaling
+from core.dashboard import ui
+from core.dashboard.plots import ORDER
+from core.dashboard.plots.scaling import outcome_vs_axis
+
+ui.require_router()
+st.title("Scaling")
+st.markdown(
+    "At the bundled size almost every parameterization solves associative recall: the seed questions are about "
+    "capacity, which shows only when it is scarce. Each axis changes one thing around the bundled point (2 layers, "
+    "d_model 64, 4 heads, d_head 16, 8 key-value pairs over 32 keys) and keeps the rest; every parameterization "
+    "is read at its own best lr (on validation) at each setting, on the test set."
+)
+runs = ui.scan_runs()
+present = scaling.axes_present(runs)
+if not present:
+    st.info(
+        "This store holds no scaling scan (no axis with two or more settings). README's 'Scaling scans' gives "
+        "the commands that make them."
+    )
+    st.stop()
+axis = ui.url_widget(
+    st.selectbox, "Axis", "axis", present[0], options=present,
+    format_func=lambda a: f"{a}: {scaling.AXES[a].label} (seed {scaling.AXES[a].question})",
+)  # fmt: skip
+spec = scaling.AXES[axis]
+table = scaling.outcomes(runs, axis)
+order = [n for n in ORDER if n in set(table.attention)]
+c = st.columns(2)
+show_seeds = ui.url_widget(c[0].toggle, "each seed as a dot", "sc_seeds", False)
+labels = {"share": "solved share", "test_acc": "mean test accuracy"}
+metric = ui.url_widget(c[1].radio, "outcome", "sc_y", "share", options=list(labels), horizontal=True,
+                       format_func=labels.get)  # fmt: skip
+best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(runs, axis)))
+seeds = best[best.status == "ok"][["attention", "x", "seed", "test_acc"]] if show_seeds else None
+st.subheader(f"Outcome against {axis}")
+ui.chart(outcome_vs_axis(table, "x", spec.label, metric, seeds), table, f"scaling-{axis}")
+st.caption(
+    f"Solved: test accuracy ≥ {findings.SOLVED:.0%}; error bars: Wilson 95% interval of the solved share over n "
+    "seeds (hover: k/n, accuracy, loss, the lr and steps). Each point at its parameterization's own best lr."
+)
+
+st.subheader("At equal budget: the same outcome against attention parameters per layer")
+ui.chart(outcome_vs_axis(table, "params_attention", "attention parameters per layer", metric, log_x=True,
+                         ticks_at_values=False), table, f"scaling-{axis}-params")  # fmt: skip
+st.caption("identity has no attention parameters and is not drawn on this log axis; bilinear's H·D² and "
+           "stacked's extra 3·D² move their points right, tied_qk and tied_qkv's smaller counts left.")  # fmt: skip
+
+st.subheader("Thresholds")
+th = scaling.thresholds(table, ["standard", *[n for n in order if n != "standard"]] if "standard" in order else order)
+st.dataframe(th, hide_index=True, width="stretch", column_config={
+    "threshold": st.column_config.NumberColumn(f"smallest {axis} solving ≥ {findings.ROBUST:.0%}", format="%g"),
+    "n": st.column_config.NumberColumn("seeds there"), "vs_reference": "vs standard"})  # fmt: skip
+ui.download(th, f"scaling-{axis}-thresholds")
+for line in scaling.sentences(table, axis, order):
+    st.markdown(f"- {line}")
+unsolved = table[table.unsolved > 0]
+if not unsolved.empty:
+    share = f"{int(unsolved.improving.sum())} of {int(unsolved.unsolved.sum())}"
+    st.caption(
+        f"Truncation: {share} unsolved seeds were still improving over the last fifth of training (validation loss "
+        "down ≥ 2% or accuracy up ≥ 2 points): where they sit, more steps could move a threshold."
+    )
+with st.expander("Every cell: n, solved, lr, steps, parameters"):
+    st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")

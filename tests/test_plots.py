@@ -1,0 +1,21 @@
+"""Figures read right: legends name every parameterization once, heatmaps share one colour range."""
+
+import pandas as pd
+
+from core.dashboard import plots
+
+
+def test_a_legend_lists_every_parameterization_drawn_in_any_facet_once():
+    df = pd.DataFrame({"task": ["a", "b", "b"], "attention": ["standard", "standard", "identity"],
+                       "x": [1, 1, 1], "y": [0.1, 0.2, 0.3]})  # fmt: skip
+    for fig in (plots.lines_by_attention(df, "x", "y", facet="task"), plots.bars_by_attention(df, "y", facet="task")):
+        shown = [t.name for t in fig.data if t.showlegend]
+        assert sorted(shown) == ["identity", "standard"]  # identity is absent from the first facet
+
+
+def test_head_heatmaps_share_one_colour_range_and_one_bar():
+    df = pd.DataFrame({"attention": ["standard"] * 2 + ["tied_qk"] * 2, "layer": [0, 0, 0, 0], "head": [0, 1, 0, 1],
+                       "value": [0.04, 0.09, 1.0, 1.0]})  # fmt: skip
+    fig = plots.head_heatmaps(df)
+    assert {(t.zmin, t.zmax) for t in fig.data} == {(0.04, 1.0)}
+    assert [t.showscale for t in fig.data] == [True, False]

@@ -1,0 +1,116 @@
+"""The scaling axes, their outcomes and thresholds, and the Scaling page on every axis (a synthetic store)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.analysis import scaling
+from core.results import runfile as rf
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+# Settings per axis and the smallest at which each parameterization solves (None: never), made up.
+# The bundled point is the last setting of every axis (one set of runs, shared by the four axes).
+SETTINGS = {"d_head": [4, 8, 16], "d_model": [16, 32, 64], "n_heads": [1, 2, 4], "length": [2, 4, 8]}
+SOLVES_FROM = {"standard": 1, "tied_qk": 2, "identity": None}  # index into an axis's settings
+
+
+def _config(axis: str, value: int) -> dict:
+    cfg = {k: v for k, v in scaling.BASE.items() if k not in ("task", "steps")}
+    cfg[axis] = value
+    if axis == "d_model":
+        cfg["d_head"] = value // 4
+    if axis == "n_heads":
+        cfg["d_head"] = 64 // value
+    return cfg
+
+
+def fake_runs(seeds: int = 5) -> pd.DataFrame:
+    rows = []
+    for axis, values in SETTINGS.items():
+        for i, value in enumerate(values):
+            cfg = _config(axis, value)
+            for name, first in SOLVES_FROM.items():
+                if axis == "d_head" and name == "identity":
+                    continue
+                for lr in (1e-3, 3e-3):
+                    for seed in range(seeds):
+                        solved = first is not None and i >= first and lr == 1e-3
+                        rows.append({**cfg, "run_id": f"{sorted(cfg.items())}{name}{lr}{seed}", "attention": name,
+                                     "task": "associative_recall", "seed": seed, "lr": lr, "steps": 800,
+                                     "n_kv_heads": cfg["n_heads"], "status": "ok", "precision": "fp32",
+                                     "test_acc": 1.0 if solved else 0.3, "test_loss": 0.01 if solved else 2.0,
+                                     "val_loss": 0.01 if solved else 2.0, "val_loss_drop": 0.0, "val_acc_gain": 0.0,
+                                     "params_attention": 2 * cfg["d_model"] * cfg["n_heads"] * cfg["d_head"],
+                                     "params_total": 10_000, "batch_size": 32})  # fmt: skip
+    return pd.DataFrame(rows).drop_duplicates("run_id")
+
+
+@pytest.mark.parametrize("axis", list(SETTINGS))
+def test_each_axis_finds_its_runs_and_the_threshold_of_each_parameterization(axis):
+    runs = fake_runs()
+    on = scaling.axis_runs(runs, axis)
+    assert sorted(set(on.x)) == SETTINGS[axis]
+    table = scaling.outcomes(runs, axis)
+    assert (table.lr == 1e-3).all() | (table.share == 0).all()  # each cell at its best lr on validation
+    th = scaling.thresholds(table, ["standard", "tied_qk", "identity"]).set_index("attention")
+    assert th.threshold["standard"] == SETTINGS[axis][1] and th.threshold["tied_qk"] == SETTINGS[axis][2]
+    assert th.vs_reference["tied_qk"].startswith("needs") and th.n["standard"] == 5
+    lines = scaling.sentences(table, axis, ["standard", "tied_qk", "identity"])
+    assert lines[0].startswith(f"**tied_qk** needs {axis} ≥ {SETTINGS[axis][2]} where standard needs")
+    assert "axis" in scaling.AXES[axis].__dict__ or scaling.AXES[axis].name == axis
+
+
+def test_runs_off_the_axis_are_left_out():
+    runs = fake_runs()
+    two = runs[(runs.d_head == 4) & (runs.d_model == 64)].assign(n_heads=2)  # two things changed at once
+    assert scaling.axis_runs(pd.concat([runs, two]), "d_head").x.tolist().count(4) == len(
+        scaling.axis_runs(runs, "d_head").query("x == 4"))  # fmt: skip
+    with pytest.raises(ValueError, match="axis: unknown 'width'; allowed: d_head, d_model, n_heads, length"):
+        scaling.axis_runs(runs, "width")
+
+
+def _write_store(root, runs: pd.DataFrame):
+    for r in runs.itertuples():
+        meta = {"format": rf.FORMAT, "run_id": r.run_id, "seed": r.seed, "status": "ok",
+                "model": {"attention": r.attention, "n_layers": 2, "d_model": r.d_model, "n_heads": r.n_heads,
+                          "d_head": r.d_head, "n_kv_heads": r.n_kv_heads, "mlp": True, "vocab_size": 64,
+                          "max_len": 4 * r.length},
+                "task": {"name": "associative_recall", "n_symbols": 32, "length": r.length},
+                "train": {"steps": 800, "batch_size": 32, "lr": r.lr},
+                "final": {k: getattr(r, k) for k in ("val_loss", "test_loss", "test_acc", "val_loss_drop",
+                                                     "val_acc_gain")} | {"val_acc": r.test_acc},
+                "params": {"attention": int(r.params_attention), "mlp": 1000}, "train_seconds": 1.0,
+                "steps_done": 800, "tokens_per_s": 1.0, "n_ensemble": 10,
+                "provenance": {"command": "test", "date": "2026-11-23", "versions": {}}}  # fmt: skip
+        df = pd.DataFrame({"run_id": r.run_id, "step": [800], "metric": ["test_acc"], "value": [r.test_acc]})
+        rf.write_table(rf.run_path(root, r.run_id), df, meta)
+
+
+@pytest.fixture(scope="module")
+def scan_store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("stores")
+    _write_store(root / "scan", fake_runs(seeds=3))
+    return root
+
+
+@pytest.mark.parametrize("axis", list(SETTINGS))
+def test_the_scaling_page_draws_every_axis(axis, scan_store, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_STORES", str(scan_store))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params.update({"store": "scan", "axis": axis, "sc_seeds": "1"})
+    at.run()
+    at.switch_page("pages/scaling.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="axis").value == axis
+    charts = [el.proto.spec for el in at.get("plotly_chart")]
+    assert len(charts) == 2 and len(at.get("download_button")) >= 3  # every chart and the table have a CSV
+    import json
+
+    names = {t.get("name") for t in json.loads(charts[0])["data"] if t.get("showlegend", True)}
+    assert names == ({"standard", "tied_qk"} if axis == "d_head" else {"standard", "tied_qk", "identity"})
+    text = " ".join(m.value for m in at.markdown)
+    assert f"needs {axis} ≥" in text
+    th = at.dataframe[0].value.set_index("attention")
+    assert th.threshold["standard"] == SETTINGS[axis][1]
+    assert np.isnan(th.threshold.get("identity", np.nan))
