@@ -20,8 +20,9 @@ runs = ui.scan_runs()
 present = scaling.axes_present(runs)
 if not present:
     st.info(
-        "This store holds no scaling scan (no axis with two or more settings). README's 'Scaling scans' gives "
-        "the commands that make them."
+        "This store holds no scaling scan (no axis with two or more settings). One axis point, around the "
+        "bundled size (README's 'Scaling scans' gives them all):\n\n```bash\npython -m core sweep --task "
+        "associative_recall --seeds 5 --lr grid --steps 800 --attention all --d-model 32 --store DIR\n```"
     )
     st.stop()
 axis = ui.url_widget(

@@ -79,8 +79,7 @@ if submitted:
         plan = jobs.plan(attentions, tasks, int(seeds), int(steps), model, lrs or None, precision)
         if not plan:
             raise ValueError("attention, task: pick at least one of each")
-        path.mkdir(exist_ok=True)  # a direct child of the stores directory, nothing deeper
-        jobs.start(str(path), plan, owner=me, name=name)
+        jobs.start(str(path), plan, owner=me, name=name)  # creates the store (a direct child of the root)
     except (ValueError, RuntimeError) as err:
         st.error(str(err))
 progress()

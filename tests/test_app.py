@@ -111,7 +111,7 @@ def test_overview_findings_are_computed_at_best_lr_and_table_covers_grid():
     table = at.dataframe[0].value
     seeds = {t: 10 if t == "associative_recall" else 5 for t in table.task}  # the bundled grid's two sweeps
     assert len(table) == 8 * 5 and all(r.seeds == seeds[r.task] for r in table.itertuples())
-    runs = findings.at_longest(st.load_runs(ROOT / "data"))  # associative_recall at 1600 steps
+    runs = findings.at_longest(findings.at_main_size(st.load_runs(ROOT / "data")))  # assoc. recall at 1600 steps
     best = findings.best_lr(runs).set_index(["task", "attention"]).lr
     assert all(best[(r.task, r.attention)] == r.lr for r in table.itertuples())
     assert all(re.fullmatch(rf"\d+/{seeds[t]} \[0\.\d\d, [01]\.\d\d\]", k) for t, k in zip(table.task, table.solved))

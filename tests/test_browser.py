@@ -17,8 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 # A sub-page first: a link opened on a freshly started server must get the router and sidebar too.
-PAGES = ["loss_curves", "", "learning_rate", "parameters", "runtime", "similarity", "attention_maps", "in_practice",
-         "train"]  # fmt: skip
+PAGES = ["loss_curves", "", "scaling", "learning_rate", "parameters", "runtime", "similarity", "attention_maps",
+         "in_practice", "train"]  # fmt: skip
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]  # fmt: skip
 
@@ -84,7 +84,7 @@ def test_every_page_renders_in_a_real_browser(server, tmp_path):
             page.wait_for_timeout(500)
             # the status widget (running man, "Stop") exists only while the script runs
             page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=120_000)
-            if path in ("loss_curves", "learning_rate", "similarity", "parameters", "attention_maps"):
+            if path in ("", "scaling", "loss_curves", "learning_rate", "similarity", "parameters", "attention_maps"):
                 page.wait_for_selector(".js-plotly-plot", timeout=90_000)
             page.wait_for_timeout(1500)  # let plotly finish drawing before the screenshot
             page.screenshot(path=str(shots / f"{path or 'overview'}.png"))

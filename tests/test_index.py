@@ -107,3 +107,20 @@ def test_the_index_command_rebuilds_a_copy_that_lost_its_mtimes(store, monkeypat
     reads = _reads(monkeypatch)
     st.load_runs(store)
     assert not [p for p in reads if p.parent.name == "runs"]
+
+
+def test_a_symlink_loop_in_runs_is_skipped_and_named(store):
+    loop = store / "runs" / "loop.parquet"
+    loop.symlink_to(loop)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        runs = st.load_runs(store)
+    assert any("loop.parquet" in str(w.message) for w in caught)
+    assert len(runs) == 8
+
+
+def test_a_segment_without_its_stat_columns_reads_the_files(store):
+    index.compact(store, rebuild=True)
+    (seg,) = (store / "index").glob("runs-*.parquet")
+    rf.write_table(seg, pd.read_parquet(seg).drop(columns=index.STAT), {"kind": "index"})
+    pd.testing.assert_frame_equal(st.load_runs(store), _from_files(store))

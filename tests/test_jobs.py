@@ -57,3 +57,13 @@ def test_the_server_budget_refuses_with_the_time_to_wait(monkeypatch):
     jobs._spent.append((__import__("time").time(), 1000))
     with pytest.raises(RuntimeError, match=r"used up: try again in \d+ min"):
         jobs.start("unused", plan, owner="a")
+
+
+def test_a_refused_start_creates_no_store(tmp_path, monkeypatch):
+    monkeypatch.setenv(jobs.BUDGET_ENV, "10")
+    monkeypatch.setattr(jobs, "_spent", jobs.deque())
+    monkeypatch.setattr(jobs, "_current", None)
+    plan = sweep.plan(["standard"], ["reverse"], 1, TrainConfig(steps=20, eval_every=10), TINY)
+    with pytest.raises(RuntimeError, match="budget"):
+        jobs.start(str(tmp_path / "new-store"), plan, owner="a")
+    assert not (tmp_path / "new-store").exists()

@@ -8,6 +8,7 @@ import os
 import threading
 import time
 from collections import deque
+from pathlib import Path
 
 from ..experiments import sweep
 from ..training.config import TrainConfig
@@ -112,6 +113,7 @@ def start(store, jobs, owner: str, name: str = "") -> SweepJob:
         if wait > 0:
             raise RuntimeError(f"the server's training budget ({budget():,} member-steps per hour) is used up: "
                                f"try again in {max(1, round(wait / 60))} min")  # fmt: skip
+        Path(store).mkdir(exist_ok=True)  # only once the start is allowed: a refused one leaves no empty store
         _spent.append((time.time(), cost))
         _current = SweepJob(store, jobs, owner, name)
         threading.Thread(target=_current.run, daemon=True, name="attention-lab-sweep").start()

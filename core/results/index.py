@@ -39,6 +39,9 @@ def listing(store) -> dict[str, tuple[int, int]]:
                     s = e.stat()
                 except FileNotFoundError:  # deleted while listing
                     continue
+                except OSError as err:  # a symlink loop, a dangling link, no permission: skipped, named
+                    warnings.warn(f"skipping {folder / e.name}: cannot be read ({err.strerror})", stacklevel=2)
+                    continue
                 out[e.name[: -len(".parquet")]] = (s.st_size, s.st_mtime_ns)
     return out
 
@@ -65,7 +68,7 @@ def _stat_of(store, run_ids) -> dict[str, tuple[int, int]]:
     for rid in run_ids:
         try:
             s = rf.run_path(store, rid).stat()
-        except FileNotFoundError:
+        except OSError:  # gone, or a link that cannot be followed
             continue
         out[rid] = (s.st_size, s.st_mtime_ns)
     return out
@@ -102,7 +105,7 @@ def load_runs(store) -> pd.DataFrame:
     """One row per run file: from the index where it is current, else from the file (see the module doc)."""
     files = listing(store)
     known = _read(_segments(store)).drop_duplicates("run_id", keep="last")
-    if not set(rf.RUN_COLUMNS) <= set(known.columns):  # written before a column existed: read the files instead
+    if not {*rf.RUN_COLUMNS, *STAT} <= set(known.columns):  # written before a column existed: read the files instead
         known = known.iloc[0:0].reindex(columns=["run_id", *STAT])
     stat = pd.Series(list(zip(known.file_size, known.file_mtime_ns)), index=known.index, dtype=object)
     current = known[stat == known.run_id.map(files)]
