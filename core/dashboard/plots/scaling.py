@@ -41,6 +41,7 @@ def outcome_vs_axis(
     fig.update_yaxes(title=y_title, range=[-0.03, 1.03], tickformat=".1f")
     values = sorted(set(table[x])) if ticks_at_values else None
     fig.update_xaxes(title=x_title, type="log" if log_x else "linear", tickvals=values, exponentformat="none",
-                     ticktext=[f"{v:g}" for v in values] if values else None)  # fmt: skip
+                     ticktext=[f"{v:g}" for v in values] if values else None,
+                     dtick=None if values or not log_x else 1)  # fmt: skip  # decades only: no minor-tick labels
     fig.update_layout(height=420, margin=dict(t=30, b=50, l=60, r=20), legend_title_text="parameterization")
     return fig
