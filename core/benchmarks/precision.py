@@ -1,7 +1,6 @@
 """bf16 against fp32: the matmul peak in both precisions and the seeds x lrs engine in fp32, bf16 and
 bf16 + torch.compile (compile time included), in paired rounds, with the CPU it ran on."""
 
-import platform
 import time
 from dataclasses import replace
 from statistics import median
@@ -12,26 +11,18 @@ import torch
 from ..experiments.flops import matmul_peak, run_flops
 from ..experiments.sweep import plan
 from ..training.config import LR_GRID, TrainConfig
-from ..training.train import bf16_matmul_native, train_ensemble
+from ..training.train import bf16_matmul_native, cpu_info, train_ensemble
 
 # label: (precision, torch.compile)
 ENGINES = {"fp32": ("fp32", False), "bf16": ("bf16", False), "bf16 + compile": ("bf16", True)}
 CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")  # what decides bf16's speed on a CPU
 
 
-def cpu_info() -> dict:
+def cpu_record() -> dict:
     """The CPU's model name and the flags that decide bf16's speed (for the bench record)."""
-    model, flags = platform.processor() or "unknown", set()
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name") and model in ("unknown", platform.processor()):
-                model = line.split(":", 1)[1].strip()
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
-    return {"cpu": model, "cpu_flags": " ".join(f for f in CPU_FLAGS if f in flags) or "none of " + ",".join(CPU_FLAGS)}
+    info = cpu_info()
+    flags = " ".join(f for f in CPU_FLAGS if f in info["flags"]) or "none of " + ",".join(CPU_FLAGS)
+    return {"cpu": info["model"], "cpu_flags": flags}
 
 
 def precision_bench(
@@ -65,6 +56,6 @@ def precision_bench(
             "steps": steps, "rounds": rounds, "threads": torch.get_num_threads(), "seconds": sec,
             "runs_per_min": 60 * len(members) / sec, "speedup_vs_fp32": median(ratio), "speedup_min": min(ratio),
             "speedup_max": max(ratio), "gflops": flops / sec / 1e9, "peak_gflops": peaks[precision] / 1e9,
-            "utilisation": flops / sec / peaks[precision], "bf16_native": bf16_matmul_native(device), **cpu_info(),
+            "utilisation": flops / sec / peaks[precision], "bf16_native": bf16_matmul_native(device), **cpu_record(),
         })  # fmt: skip
     return pd.DataFrame(rows)

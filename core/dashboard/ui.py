@@ -102,14 +102,12 @@ def selected_runs(finished: bool = False, lr: str | None = None) -> pd.DataFrame
     keeps each cell's best lr by validation loss (core.analysis.findings.best_lr), ALL keeps every lr, a number keeps
     that lr."""
     sel = selection()
-    df = runs(sel["store"])
+    df = _chosen(runs(sel["store"]), sel)
     if df.empty:
         return df
-    df = df[df.task.isin(sel["tasks"]) & df.attention.isin(sel["attentions"])]
+    df = df[df.task.isin(sel["tasks"])]
     if sel["size"]:
         df = df[size_labels(df) == sel["size"]]
-    if sel.get("precision") and "precision" in df:
-        df = df[df.precision == sel["precision"]]
     steps = sel.get("steps", LONGEST)
     df = findings.at_longest(df) if steps == LONGEST else df[df.steps.astype(str) == str(steps)]
     choice = lr or sel.get("lr", BEST)
@@ -127,16 +125,17 @@ def scan_runs() -> pd.DataFrame:
     """The store's runs of the sidebar's parameterizations and precision, every model and task size (the
     Scaling page's axes span them); a fixed lr in the sidebar keeps that lr, else each cell picks its best."""
     sel = selection()
-    df = runs(sel["store"])
+    df = _chosen(runs(sel["store"]), sel)
+    choice = sel.get("lr", BEST)
+    return df if df.empty or choice in (BEST, ALL) else df[df.lr.map(lambda v: f"{v:g}") == choice]
+
+
+def _chosen(df: pd.DataFrame, sel: dict) -> pd.DataFrame:
+    """The sidebar's parameterizations and precision: what every view filters by."""
     if df.empty:
         return df
     df = df[df.attention.isin(sel["attentions"])]
-    if sel.get("precision") and "precision" in df:
-        df = df[df.precision == sel["precision"]]
-    choice = sel.get("lr", BEST)
-    if choice not in (BEST, ALL):
-        df = df[df.lr.map(lambda v: f"{v:g}") == choice]
-    return df
+    return df[df.precision == sel["precision"]] if sel.get("precision") and "precision" in df else df
 
 
 def with_weights(runs: pd.DataFrame) -> pd.DataFrame:
