@@ -252,7 +252,8 @@ def sentences(
 
 
 FAMILY = ("Holm over the comparisons shown together (every parameterization × task against the reference); "
-          "equivalence by TOST at 5% (the 90% interval of the loss ratio inside [1/1.5, 1.5]), not corrected.")
+          f"equivalence by TOST at {ALPHA:.0%} (the {1 - 2 * ALPHA:.0%} interval of the loss ratio inside "
+          f"[1/{RATIO_MARGIN:g}, {RATIO_MARGIN:g}]), not corrected.")  # fmt: skip
 
 
 # ---- from the metrics over training --------------------------------------------------------------
