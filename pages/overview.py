@@ -140,8 +140,8 @@ parts = (
 )
 table = pd.concat(parts, ignore_index=True)
 chance = ui.chance_levels()
-table["chance (in context)"] = table.task.map(lambda t: chance[t]["in_context"])
-table["chance (unqueried)"] = table.task.map(lambda t: chance[t].get("unqueried", np.nan))
+table["chance (in context)"] = table.task.map(lambda t: chance.get(t, {}).get("in_context", np.nan))
+table["chance (unqueried)"] = table.task.map(lambda t: chance.get(t, {}).get("unqueried", np.nan))
 shown = table.assign(
     solved=[
         f"{k}/{n} [{lo:.2f}, {hi:.2f}]"
@@ -174,7 +174,7 @@ st.caption(
 
 st.subheader("Every seed's final test accuracy")
 dots = runs[runs.status == "ok"][["task", "attention", "seed", "lr", "test_acc"]]
-levels = {t: {k: v for k, v in chance[t].items() if k != "uniform"} for t in dots.task.unique()}
+levels = {t: {k: v for k, v in chance.get(t, {}).items() if k != "uniform"} for t in dots.task.unique()}
 shown_tasks = [t for t in tasks if t in set(dots.task)]
 fig = plots.strip(dots, "test_acc", shown_tasks, levels, "final test accuracy")
 ui.chart(fig, dots, "seeds-test-acc")

@@ -20,14 +20,17 @@ st.subheader("Training, from the runs")
 y = ui.url_widget(
     st.radio, "Measure", "rt_y", "seconds_per_step", options=["seconds_per_step", "tokens_per_s"], horizontal=True
 )
-per = runs.groupby(["task", "attention"], sort=False)[y].agg(["mean", "std"]).reset_index().rename(columns={"mean": y})
-per = per.fillna({"std": 0.0})
+# every member of one ensemble (its seeds x lrs) stores the ensemble's time: one row per ensemble, not per seed
+ensembles = runs.drop_duplicates(["task", "attention", "d_model", "n_heads", "d_head", "steps", "seconds_per_step"])
+per = ensembles.groupby(["task", "attention"], sort=False)[y].agg(["mean", "std", "size"]).reset_index()
+per = per.rename(columns={"mean": y, "size": "ensembles"}).fillna({"std": 0.0})
 ui.chart(plots.bars_by_attention(per, y, facet="task", error="std"), per, f"runtime-{y}")
 st.caption(
-    "All seeds of a configuration train together as one vectorized ensemble, so the step time is the ensemble's. "
-    "On a CPU a sweep trains one ensemble per core in worker processes (one thread each, the runs' `threads` "
-    "column). Runs are measured on whatever machine made the store (see the sidebar's provenance); compare "
-    "within a store."
+    f"All seeds and lrs of a configuration train together as one vectorized ensemble and share its step time, so "
+    f"each bar is a mean over ensembles ({int(per.ensembles.min())}–{int(per.ensembles.max())} per bar here), "
+    "not over seeds, and its error bar (std over ensembles) is absent where one ensemble made them all. On a "
+    "CPU a sweep trains one ensemble per core in worker processes (the runs' `threads` column). Runs are "
+    "measured on whatever machine made the store (see the sidebar's provenance); compare within a store."
 )
 
 bench = ui.named("bench")
@@ -59,7 +62,7 @@ st.subheader("One attention layer, forward + backward")
 if bench.empty or "kind" not in bench or not (bench.kind == "attention").any():
     st.info(
         "No micro-benchmark results in this store. Produce them with\n\n```bash\npython -m core bench --store "
-        f"{ui.selection()['store']}\n```"
+        f"{ui.store_arg()}\n```"
     )
     st.stop()
 b = bench[bench.kind == "attention"].copy()
@@ -98,12 +101,17 @@ st.caption(
     f"{REFERENCE} is PyTorch's own layer (batch_first, no bias). Ratios below 1 are faster than it."
 )
 
+st.header("Engineering: how fast the lab itself is")
+st.caption("Not results about attention: the store, the app and the training engine, measured by `python -m core "
+           "bench` (docs/benchmarks.md).")  # fmt: skip
 st.subheader("The store at scale")
 sb = bench[bench.kind == "store"] if "kind" in bench else bench.iloc[0:0]
 if sb.empty:
     st.info("No store figures here (`python -m core bench` without `--skip-store` makes them).")
 else:
-    st.dataframe(sb[["what", "runs", "seconds", "target_seconds", "met"]], hide_index=True, width="stretch")
+    sb = sb[["what", "runs", "seconds", "target_seconds", "met"]]
+    st.dataframe(sb, hide_index=True, width="stretch")
+    ui.download(sb, "bench-store")
     st.caption(
         "Reading a synthetic store of real-format runs (built in a temp directory by `python -m core bench`): "
         "the runs table through the runs index (core/results/index.py) and without it, the metrics of a 100-run "

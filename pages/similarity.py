@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import findings, similarity
-from core.dashboard import plots, ui
+from core.dashboard import catalog, plots, ui
 
 ui.require_router()
 st.title("Learned-matrix similarity")
@@ -68,6 +68,7 @@ else:
                 "Bars: how far training moved the metric from each run's own step 0 (trained minus step 0, "
                 "mean over seeds of the per-run mean over layers and heads), with a 95% t interval."
             )
+        matched = plots.in_order(matched)
         st.dataframe(
             matched.style.apply(lambda row: ["color: #9a9a9a"] * len(row) if row.by_construction else [""] * len(row),
                                 axis=1).format(precision=3),
@@ -103,7 +104,8 @@ ui.chart(plots.spectra(spec), spec, f"spectra-{task}")
 er = of_task(hm[hm.metric.isin(["erank_QK", "erank_OV"])])
 er = er.groupby(["metric", "attention"], as_index=False)["value"].mean().rename(columns={"metric": "matrix"})
 er["random"] = er.matrix.map(lambda m: base.loc[m, "mean"])
-st.dataframe(er.pivot_table(index="attention", columns="matrix", values="value").round(2), width="stretch")
+st.dataframe(plots.in_order(er.pivot_table(index="attention", columns="matrix", values="value"), index=True).round(2),
+             width="stretch")
 ui.download(er, f"erank-{task}")
 st.caption(
     f"σ_i / σ_1, mean over layers, heads and seeds. Standard's W_QK has rank ≤ r = {r}; bilinear's can reach "
@@ -132,7 +134,8 @@ else:
         [similarity.head_match(*(similarity.random_heads(D, r, 4, rng)["W_QK"] for _ in range(2))) for _ in range(8)]
     )
     summary = pairs.groupby(["task", "pair"], as_index=False)["similarity"].agg(["mean", "std"]).fillna(0.0)
-    st.dataframe(summary.pivot_table(index="task", columns="pair", values="mean").round(3), width="stretch")
+    table = summary.pivot_table(index="task", columns="pair", values="mean")
+    st.dataframe(table.reindex([t for t in catalog.TASK_NAMES if t in table.index]).round(3), width="stretch")
     ui.download(pairs, "stacked-vs-standard")
     st.caption(
         f"Per layer: for each head of one run, the best |cosine| of its flattened W_QK to any head of the other "

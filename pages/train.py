@@ -34,6 +34,11 @@ def progress():
     if job is None:
         return
     mine = job.owner == me
+    if mine and st.session_state.get("tr_seen") == "running" and job.state != "running":
+        st.session_state.tr_seen = job.state
+        st.rerun()  # the whole app, so the sidebar's Store list and every page read the finished store now
+    if mine:
+        st.session_state.tr_seen = job.state
     if job.state == "running":
         who = "Your sweep" if mine else "A sweep started by another visitor"
         st.progress(job.progress, text=f"{who}: {job.label}: {job.progress:.0%}")
@@ -80,6 +85,8 @@ if submitted:
         if not plan:
             raise ValueError("attention, task: pick at least one of each")
         jobs.start(str(path), plan, owner=me, name=name)  # creates the store (a direct child of the root)
+        st.session_state.tr_seen = "running"
+        st.rerun()  # the sidebar ran before the store existed: list it now
     except (ValueError, RuntimeError) as err:
         st.error(str(err))
 progress()

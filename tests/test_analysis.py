@@ -15,7 +15,7 @@ from core.analysis.similarity import (
     subspace_overlap,
     sym_share,
 )
-from core.attention import ATTENTION, build
+from core.attention.registry import ATTENTION, build
 
 
 def test_every_metric_has_an_invariance_claim():

@@ -4,6 +4,8 @@ import base64
 import json
 import re
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -57,7 +59,9 @@ def trace_colour(trace: dict) -> str | None:
 
 @pytest.mark.parametrize("page", list(PAGES))
 def test_page_renders_on_bundled_data(page):
+    """Each page's default view draws its charts with a CSV each, and opens with no warning."""
     at = open_page(page)
+    assert not at.warning, [w.value for w in at.warning]
     assert len(at.get("plotly_chart")) >= PAGES[page]
     if PAGES[page]:
         assert len(at.get("download_button")) >= PAGES[page]
@@ -228,6 +232,20 @@ def test_a_sweep_belongs_to_the_session_that_started_it(stores_root):
     assert job.state == "cancelled" and not list((stores_root / "mine").glob("runs/*.parquet"))
 
 
+def test_a_finished_sweep_reports_its_counts_to_its_session(stores_root):
+    """(That the new store is in the same session's Store list at once is checked in chromium, test_browser.py:
+    AppTest runs the Train page without the router's sidebar.)"""
+    from core.dashboard import jobs
+
+    at = _train(train_page(), "fresh", steps=10)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    job = jobs.current()
+    while job.state == "running":
+        __import__("time").sleep(0.1)
+    at.run()
+    assert any("trained 1 runs" in s.value for s in at.success), [s.value for s in at.success]
+
+
 def test_small_multiples_follow_the_sidebars_task_order():
     at = open_page("runtime", tasks="sort,associative_recall,reverse")
     assert at.sidebar.multiselect[0].value == ["sort", "associative_recall", "reverse"]
@@ -265,7 +283,7 @@ def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_roo
 
 
 @pytest.mark.parametrize("page", ["similarity", "attention_maps"])
-def test_a_run_whose_weights_are_missing_or_broken_is_skipped_with_a_warning(page, stores_root):
+def test_missing_weights_are_a_caption_and_broken_ones_a_warning(page, stores_root):
     from core.analysis import findings
     from core.results import store as st
 
@@ -278,7 +296,9 @@ def test_a_run_whose_weights_are_missing_or_broken_is_skipped_with_a_warning(pag
     st.weights_path(store, broken).write_bytes(b"not safetensors")
     at = open_page(page, store="damaged", attn="standard,stacked")
     warning = " ".join(w.value for w in at.get("warning"))
-    assert f"weights/{gone}.safetensors" in warning and f"weights/{broken}.safetensors" in warning
+    assert f"weights/{broken}.safetensors" in warning and f"weights/{gone}.safetensors" not in warning
+    assert any("keep no weights" in c.value for c in at.caption)
+    assert any(f"weights/{gone}.safetensors" in t.value for t in at.text)  # listed in the expander
     assert len(at.get("plotly_chart")) >= 1
 
 
@@ -300,3 +320,28 @@ def test_the_steps_choice_reads_each_task_at_its_longest_training_unless_one_len
     at = open_page("loss_curves", store="lengths", steps="10")
     assert at.sidebar.selectbox(key="steps").value == "10" and at.query_params["steps"] == "10"
     assert last_steps(at) == {"reverse": 10, "sort": 10}
+
+
+TORCH_PAGES = {"train"}  # it trains in the server; the Parameters page builds its models in a child process
+
+
+def test_read_only_pages_never_import_torch():
+    """Every other page, opened in a fresh interpreter through the router, leaves torch unloaded (~180 MB and
+    1.5 s of a first draw): the registries' names, formulas and chance levels reach them torch-free."""
+    pages = [p for p in [*PAGES, "in_practice"] if p not in TORCH_PAGES]
+    code = f"""
+import sys
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file({str(ROOT / "app.py")!r}, default_timeout=180)
+at.run()
+for page in {pages!r}:
+    if page != "overview":
+        at.switch_page(f"pages/{{page}}.py")
+        at.run()
+    assert not at.exception, (page, [e.value for e in at.exception])
+    assert "torch" not in sys.modules, page
+print("torch-free:", len({pages!r}))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"torch-free: {len(pages)}" in done.stdout

@@ -3,9 +3,10 @@
 import pytest
 import torch
 
-from core.attention import ATTENTION, build, count_params
+from core.attention import VARIANTS
 from core.attention.base import SHORT_SEQ
 from core.attention.fold import fold_check, fold_stacked, standard_to_bilinear
+from core.attention.registry import ATTENTION, build, count_params
 
 NAMES = list(ATTENTION)
 SHAPES = [(64, 4), (48, 3), (32, 1), (128, 8)]
@@ -232,7 +233,7 @@ def test_bad_arguments_raise_one_line_value_error(kwargs, field):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_parameterization_states_its_formula(name):
-    formula = ATTENTION[name].formula
+    formula = VARIANTS[name].formula
     assert isinstance(formula, str) and formula.strip()
     # the text's symbols evaluate to the analytic count
     D, H, r, G = ATTENTION[name].resolve(64, 4, None, None)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from core.attention import ATTENTION
+from core.attention.registry import ATTENTION
 from core.benchmarks.layer_bench import REFERENCE
 from core.cli import main
 from core.results import store as st

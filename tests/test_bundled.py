@@ -3,14 +3,15 @@
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from core.analysis import findings
-from core.attention import ATTENTION
+from core.attention.registry import ATTENTION
 from core.experiments import sweep
 from core.results import store as st
 from core.results.store import BUNDLED_LONGER, BUNDLED_MORE_SEEDS, BUNDLED_SWEEP, BUNDLED_SWEEPS, SCAN_SWEEPS
 from core.training.config import LR_GRID, TrainConfig
-from core.training.tasks import TASKS
+from core.training.tasks import TASKS, chance_levels
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SEEDS = 5
@@ -92,6 +93,26 @@ def test_the_matched_baselines_cover_every_run():
     fixed = rand[rand.by_construction]
     assert {("tied_qk", "cos_QK"), ("tied_qkv", "cos_QV")} <= set(zip(fixed.attention, fixed.metric))
     assert not set(fixed.attention) & {"standard", "stacked", "bilinear"}
+
+
+def test_the_stored_chance_levels_are_the_tasks_own():
+    """The pages draw chance lines from this table (torch-free); it must be what the tasks compute today."""
+    table = st.load_table(DATA, "analysis", "chance")
+    for task in TASKS:
+        stored = table[table.task == task].set_index("guesser").accuracy.to_dict()
+        assert stored == pytest.approx(chance_levels(task), abs=1e-12), task
+
+
+def test_the_stored_random_baselines_cover_every_shape_and_recompute():
+    """The pages read random baselines from this table (D=576 takes tens of seconds to compute)."""
+    from core.analysis.similarity import random_baseline
+
+    table = st.load_table(DATA, "analysis", "random_shapes")
+    pre = st.load_named(DATA, "pretrained")
+    want = set(zip(st.load_runs(DATA).d_model, st.load_runs(DATA).d_head)) | set(zip(pre.d_model, pre.d_head))
+    assert set(zip(table.d_model, table.d_head)) == want
+    got = table[(table.d_model == 64) & (table.d_head == 16)].set_index("metric")["mean"]
+    assert got.to_dict() == pytest.approx(random_baseline(64, 16).set_index("metric")["mean"].to_dict(), nan_ok=True)
 
 
 def test_standard_at_its_best_lr_solves_every_task_on_every_seed():

@@ -39,7 +39,7 @@ def _loaders():
 
 
 def test_every_store_loader_is_bounded():
-    names = {"runs", "metrics", "analysed", "named", "table", "qk_match", "patterns", "readable_weights"}
+    names = {"runs", "metrics", "analysed", "named", "table", "qk_match", "patterns", "weights_problems"}
     assert names <= set(_loaders())
     assert all(f._info.max_entries for f in _loaders().values())
 

@@ -81,7 +81,7 @@ def test_core_has_no_import_cycles():
     for m in graph:
         visit(m, [m])
     assert not cycles, cycles[0]
-    assert "core.training.tasks" in graph["core.training.config"]
+    assert "core.training.task_specs" in graph["core.training.config"]
     assert "core.experiments.sweep" not in graph["core.experiments.workers"]
 
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from core.attention import ATTENTION
+from core.attention.registry import ATTENTION
 from core.training.config import ModelConfig
 from core.training.model import Transformer, count_model_params
 

@@ -148,11 +148,44 @@ def test_old_stores_read_with_test_metrics_as_their_eval_ones(tmp_path, trained)
     assert {"test_loss", "test_acc"} <= set(st.load_metrics(tmp_path).metric)
 
 
-def test_weights_readable_and_drop_weights(tmp_path, trained):
+def test_weights_problem_and_drop_weights(tmp_path, trained):
     job, result = trained
     rid = write(tmp_path, job, result)
-    assert st.weights_readable(tmp_path, rid)
+    assert st.weights_problem(tmp_path, rid) is None
     st.weights_path(tmp_path, rid).write_bytes(b"truncated")
-    assert not st.weights_readable(tmp_path, rid)
-    assert st.drop_weights(tmp_path, [rid, "absent"]) == 1 and not st.weights_readable(tmp_path, rid)
+    assert st.weights_problem(tmp_path, rid) not in (None, "missing")
+    assert st.drop_weights(tmp_path, [rid, "absent"]) == 1 and st.weights_problem(tmp_path, rid) == "missing"
     assert len(st.load_runs(tmp_path)) == 1  # the metrics stay
+
+
+def _rewrite(path, edit, metadata=None):
+    from safetensors import safe_open
+    from safetensors.numpy import load_file, save_file
+
+    with safe_open(str(path), "np") as f:
+        meta = f.metadata()
+    save_file(edit(load_file(str(path))), str(path), metadata=meta if metadata is None else metadata)
+
+
+@pytest.mark.parametrize(
+    "craft, reason",
+    [
+        (lambda t: {k: np.full_like(v, np.nan) if k.startswith("blocks.") else v for k, v in t.items()}, "non-finite"),
+        (lambda t: {k.replace("blocks.", "layers."): v for k, v in t.items()}, "no blocks"),
+        (lambda t: {k: v for k, v in t.items() if not k.endswith(".W_K")}, "cannot be formed"),
+        (lambda t: {k: v[..., :1] if k.endswith("W_O") else v for k, v in t.items()}, "has shape"),
+        ("no d_head", "d_head"),
+    ],
+)
+def test_crafted_weights_are_refused_with_a_reason_not_a_crash(tmp_path, trained, craft, reason):
+    """A header that parses is not enough: every tensor the Similarity page uses is checked as it loads."""
+    job, result = trained
+    rid = write(tmp_path, job, result)
+    path = st.weights_path(tmp_path, rid)
+    if craft == "no d_head":
+        _rewrite(path, lambda t: t, metadata={"run_id": rid})
+    else:
+        _rewrite(path, craft)
+    assert reason in st.weights_problem(tmp_path, rid)
+    with pytest.raises(ValueError, match=reason):
+        st.load_head_weights(tmp_path, rid)

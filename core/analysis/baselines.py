@@ -7,6 +7,11 @@
   parameterization (its own shapes and init: products of random factors for `stacked`, a shared W for
   `tied_qkv`). A metric whose std there is 0 holds by construction (tied variants' cos = 1, symmetric
   W_QK), and `by_construction` says so.
+- STORE/analysis/random_shapes.parquet: similarity.random_baseline (Gaussian matrices, no init rule) at every
+  (d_model, d_head) of the store's runs and pretrained models: at D=576 it takes tens of seconds, which a page's
+  first draw should not.
+- STORE/analysis/chance.parquet: core.training.tasks.chance_levels of every task at its default size (task,
+  guesser, accuracy), so the pages draw chance lines without loading torch.
 """
 
 import pandas as pd
@@ -15,6 +20,7 @@ import torch
 from ..flags import store_dir
 from ..results import store as st
 from ..training.config import ModelConfig
+from ..training.tasks import TASKS, chance_levels
 from ..training.train import init_model
 from . import similarity
 
@@ -47,6 +53,20 @@ def random_metrics(configs: list[ModelConfig]) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
 
+def random_shapes(runs: pd.DataFrame, pretrained: pd.DataFrame) -> pd.DataFrame:
+    """similarity.random_baseline at every (d_model, d_head) of the runs and the pretrained models."""
+    shapes = {(int(r.d_model), int(r.d_head)) for r in runs[["d_model", "d_head"]].drop_duplicates().itertuples()}
+    if not pretrained.empty:
+        shapes |= {(int(D), int(r)) for D, r in pretrained[["d_model", "d_head"]].drop_duplicates().itertuples(False)}
+    return pd.concat([similarity.random_baseline(D, r) for D, r in sorted(shapes)], ignore_index=True)
+
+
+def chance_frame() -> pd.DataFrame:
+    """(task, guesser, accuracy) for every task at its default size."""
+    rows = [(task, guesser, acc) for task in TASKS for guesser, acc in chance_levels(task).items()]
+    return pd.DataFrame(rows, columns=["task", "guesser", "accuracy"])
+
+
 def cmd_baselines(args, parser):
     runs = st.load_runs(args.store)
     if runs.empty:
@@ -54,8 +74,11 @@ def cmd_baselines(args, parser):
     configs = {rid: ModelConfig.from_dict(st.read_meta(st.run_path(args.store, rid))["model"]) for rid in runs.run_id}
     st.write_named(args.store, "analysis", "init", init_metrics(runs, configs))
     st.write_named(args.store, "analysis", "random", random_metrics(list(configs.values())))
+    pretrained = st.load_named(args.store, "pretrained")
+    st.write_named(args.store, "analysis", "random_shapes", random_shapes(runs, pretrained))
+    st.write_named(args.store, "analysis", "chance", chance_frame())
     print(f"wrote the step-0 metrics of {len(runs)} runs and the random baselines of {len(set(runs.attention))} "
-          f"parameterizations into {args.store}/analysis/")  # fmt: skip
+          f"parameterizations and the chance levels of {len(TASKS)} tasks into {args.store}/analysis/")  # fmt: skip
 
 
 def add_baselines(sub):

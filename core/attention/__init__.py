@@ -1,53 +1,38 @@
-"""Every attention parameterization from the seed questions, behind one registry.
+"""Every attention parameterization from the seed questions, behind one registry, `VARIANTS`.
 
-Adding a variant is one class (a subclass of `Attention`) and one line in `ATTENTION`;
-the parametrized tests pick it up with no other edit.
+Adding a variant is one class (a subclass of `core.attention.base.Attention`, in its own module) and one line
+in `VARIANTS`; the parametrized tests pick it up with no other edit.
+
+This module is torch-free, so the read-only pages can name, order and describe the variants without loading
+torch; `core.attention.registry` imports the classes (ATTENTION, build, count_params, get, resolve).
 May import: nothing else in core (it is the bottom layer).
 """
 
-from .base import Attention
-from .bilinear import Bilinear
-from .gqa import GQA
-from .identity import Identity
-from .mqa import MQA
-from .stacked import Stacked
-from .standard import Standard
-from .tied_qk import TiedQK
-from .tied_qkv import TiedQKV
+from typing import NamedTuple
+
+
+class Variant(NamedTuple):
+    cls: str  # "module.Class" under core.attention
+    formula: str  # attention parameters per layer (D=d_model, H=n_heads, r=d_head, G=n_kv_heads), as count_params
+
 
 # Insertion order is the legend order on every page.
-ATTENTION: dict[str, type[Attention]] = {
-    "standard": Standard,
-    "stacked": Stacked,
-    "bilinear": Bilinear,
-    "tied_qk": TiedQK,
-    "tied_qkv": TiedQKV,
-    "identity": Identity,
-    "mqa": MQA,
-    "gqa": GQA,
+VARIANTS: dict[str, Variant] = {
+    "standard": Variant("standard.Standard", "4·D·H·r"),
+    "stacked": Variant("stacked.Stacked", "3·D² + 4·D·H·r"),
+    "bilinear": Variant("bilinear.Bilinear", "H·D² + 2·D·H·r"),
+    "tied_qk": Variant("tied_qk.TiedQK", "3·D·H·r"),
+    "tied_qkv": Variant("tied_qkv.TiedQKV", "2·D·H·r"),
+    "identity": Variant("identity.Identity", "0"),
+    "mqa": Variant("mqa.MQA", "2·D·H·r + 2·D·r"),
+    "gqa": Variant("gqa.GQA", "2·D·H·r + 2·D·G·r"),
 }
+NAMES = tuple(VARIANTS)
 
 
-def get(name: str) -> type[Attention]:
-    if name not in ATTENTION:
-        raise ValueError(f"attention: unknown {name!r}; allowed: {', '.join(ATTENTION)}")
-    return ATTENTION[name]
+def check_name(name: str) -> None:
+    if name not in VARIANTS:
+        raise ValueError(f"attention: unknown {name!r}; allowed: {', '.join(VARIANTS)}")
 
 
-def resolve(name: str, d_model: int, n_heads: int, d_head: int | None = None, n_kv_heads: int | None = None):
-    """Validated (d_model, n_heads, d_head, n_kv_heads) with defaults filled in."""
-    return get(name).resolve(d_model, n_heads, d_head, n_kv_heads)
-
-
-def build(name: str, d_model: int, n_heads: int, d_head: int | None = None, n_kv_heads: int | None = None) -> Attention:
-    return get(name)(*resolve(name, d_model, n_heads, d_head, n_kv_heads))
-
-
-def count_params(
-    name: str, d_model: int, n_heads: int, d_head: int | None = None, n_kv_heads: int | None = None
-) -> int:
-    """The analytic attention parameter count; equals sum(p.numel()) of `build(...)`."""
-    return get(name).count_params(*resolve(name, d_model, n_heads, d_head, n_kv_heads))
-
-
-__all__ = ["ATTENTION", "Attention", "build", "count_params", "get", "resolve"]
+__all__ = ["NAMES", "VARIANTS", "Variant", "check_name"]

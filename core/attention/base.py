@@ -64,7 +64,6 @@ class Attention(nn.Module):
     """
 
     takes_kv_heads = False  # only grouped-query variants choose their number of key/value heads
-    formula: str  # count_params as text (D=d_model, H=n_heads, r=d_head, G=n_kv_heads), for the Parameters page
 
     def __init__(self, d_model: int, n_heads: int, d_head: int, n_kv_heads: int):
         super().__init__()

@@ -4,7 +4,6 @@ from .base import Attention, init_param
 
 
 class GQA(Attention):
-    formula = "2·D·H·r + 2·D·G·r"
     takes_kv_heads = True
 
     @classmethod

@@ -6,8 +6,6 @@ from .base import Attention
 
 
 class Identity(Attention):
-    formula = "0"
-
     def __init__(self, d_model, n_heads, d_head, n_kv_heads):
         super().__init__(d_model, n_heads, d_head, n_kv_heads)
         E = torch.eye(d_model).reshape(d_model, n_heads, d_head).transpose(0, 1)  # (H, D, r): channel group h

@@ -4,7 +4,6 @@ from .gqa import GQA
 
 
 class MQA(GQA):
-    formula = "2·D·H·r + 2·D·r"
     takes_kv_heads = False
 
     @classmethod

@@ -13,8 +13,6 @@ from .base import Attention, init_param
 
 
 class Standard(Attention):
-    formula = "4·D·H·r"
-
     def __init__(self, d_model, n_heads, d_head, n_kv_heads):
         super().__init__(d_model, n_heads, d_head, n_kv_heads)
         D, H, r = d_model, n_heads, d_head

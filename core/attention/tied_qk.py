@@ -15,8 +15,6 @@ def tied_std(d_model: int, d_head: int) -> float:
 
 
 class TiedQK(Attention):
-    formula = "3·D·H·r"
-
     def __init__(self, d_model, n_heads, d_head, n_kv_heads):
         super().__init__(d_model, n_heads, d_head, n_kv_heads)
         D, H, r = d_model, n_heads, d_head

@@ -5,8 +5,6 @@ from .tied_qk import tied_std
 
 
 class TiedQKV(Attention):
-    formula = "2·D·H·r"
-
     def __init__(self, d_model, n_heads, d_head, n_kv_heads):
         super().__init__(d_model, n_heads, d_head, n_kv_heads)
         D, H, r = d_model, n_heads, d_head

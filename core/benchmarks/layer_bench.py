@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch.utils import benchmark
 from torch.utils.flop_counter import FlopCounterMode
 
-from .. import attention
+from ..attention import registry as attention
 
 REFERENCE = "nn.MultiheadAttention"
 FULL_GRID = {"d_model": [64, 128, 256, 512], "seq_len": [64, 256, 1024], "n_heads": [1, 4, 8]}

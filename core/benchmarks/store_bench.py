@@ -17,7 +17,7 @@ from statistics import median
 import numpy as np
 import pandas as pd
 
-from ..attention import ATTENTION
+from ..attention import NAMES
 from ..results import index
 from ..results import store as st
 from ..training.config import LR_GRID, ModelConfig, TaskConfig, TrainConfig, run_id
@@ -44,7 +44,7 @@ def _configs(n_runs: int):
     (10,000 runs: three model sizes at about 21 seeds each)."""
     sizes = [{"d_model": 64, "n_heads": 4}, {"d_model": 32, "n_heads": 2}, {"d_model": 128, "n_heads": 8}]
     tasks = {name: make_task(TaskConfig(name)) for name in TASKS}
-    grid = itertools.product(range(n_runs), sizes, tasks.items(), ATTENTION, LR_GRID)
+    grid = itertools.product(range(n_runs), sizes, tasks.items(), NAMES, LR_GRID)
     for seed, size, (name, task), attention, lr in itertools.islice(grid, n_runs):
         model = ModelConfig(attention=attention, vocab_size=task.vocab_size, max_len=task.seq_len, **size)
         yield model, TaskConfig(name), TrainConfig(lr=lr), seed

@@ -11,6 +11,7 @@ import streamlit as st
 
 from ..analysis import similarity
 from ..results import store as st_store
+from ..results.stores import BUNDLED
 
 _SETTLE_NS = 1_000_000_000  # far longer than a filesystem timestamp's tick
 # Each loader keeps at most this many entries: every write gives a store a new key, so a server beside a
@@ -94,21 +95,30 @@ def patterns(store: str, run_id: str, fp: tuple):
 
 
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
-def readable_weights(store: str, run_ids: tuple, fp: tuple) -> tuple[tuple, tuple]:
-    ok, bad = [], []
-    for rid in run_ids:
-        (ok if st_store.weights_readable(store, rid) else bad).append(rid)
-    return tuple(ok), tuple(bad)
+def weights_problems(store: str, run_ids: tuple, fp: tuple) -> dict[str, str]:
+    """{run_id: why its weights cannot be used ("missing", or the reason)} for the runs that have a problem."""
+    found = {rid: st_store.weights_problem(store, rid) for rid in run_ids}
+    return {rid: why for rid, why in found.items() if why}
 
 
 @st.cache_data(show_spinner=False)
 def chance_levels() -> dict[str, dict[str, float]]:
-    """core.training.tasks.chance_levels of every task at its default size, computed once per server."""
-    from ..training.tasks import TASKS, chance_levels
+    """{task: {guesser: accuracy}} at each task's default size, as `python -m core baselines` wrote them into the
+    bundled store (computed there by core.training.tasks.chance_levels, so no page loads torch); {} if absent."""
+    table = st_store.load_table(BUNDLED, "analysis", "chance")
+    if table.empty:
+        return {}
+    return {task: dict(zip(g.guesser, g.accuracy.astype(float))) for task, g in table.groupby("task", sort=False)}
 
-    return {name: chance_levels(name) for name in TASKS}
 
-
-@st.cache_data(show_spinner=False)
-def random_baseline(d_model: int, d_head: int) -> pd.DataFrame:
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def random_baseline(store: str, d_model: int, d_head: int) -> pd.DataFrame:
+    """similarity.random_baseline at these shapes: as `baselines` stored it in this store or the bundled one,
+    else computed here (tens of seconds at D=576)."""
+    for where in dict.fromkeys([store, str(BUNDLED)]):
+        table = st_store.load_table(where, "analysis", "random_shapes")
+        if not table.empty:
+            hit = table[(table.d_model == d_model) & (table.d_head == d_head)]
+            if not hit.empty:
+                return hit.reset_index(drop=True)
     return similarity.random_baseline(d_model, d_head)

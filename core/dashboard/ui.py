@@ -10,7 +10,7 @@ import streamlit as st
 from ..analysis import findings
 from ..results import store as st_store
 from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT  # noqa: F401 - the pages' names for them
-from . import cached, catalog
+from . import cached, catalog, plots
 
 BEST = "best (chosen on validation)"
 LONGEST = "longest per task"
@@ -30,7 +30,12 @@ def release_freed_memory() -> None:
 
 
 # ---- the store, cached (core.dashboard.cached), for the sidebar's store ---------------------------------
-chance_levels, random_baseline = cached.chance_levels, cached.random_baseline
+chance_levels = cached.chance_levels
+
+
+def random_baseline(d_model: int, d_head: int) -> pd.DataFrame:
+    """Each similarity metric's mean and std over Gaussian matrices of these shapes (core.analysis.similarity)."""
+    return cached.random_baseline(selection()["store"], int(d_model), int(d_head))
 
 
 def _here() -> tuple[str, tuple]:
@@ -139,18 +144,26 @@ def _chosen(df: pd.DataFrame, sel: dict) -> pd.DataFrame:
 
 
 def with_weights(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs whose weights file is there and readable; one warning names the others' files (relative to
-    the store), and says why a pruned store lacks them."""
+    """The runs whose weights load whole. Runs without a weights file (a pruned store keeps only the best-lr
+    runs' weights) get a caption with their count, the files in an expander; files that are there but cannot
+    be used get a warning naming each (relative to the store) and why."""
     if runs.empty:
         return runs
     store, fp = _here()
-    ok, bad = cached.readable_weights(store, tuple(sorted(runs.run_id)), fp)
-    if bad:
-        names = ", ".join(f"weights/{rid}.safetensors" for rid in bad[:5]) + (" …" if len(bad) > 5 else "")
-        st.warning(f"Skipping {len(bad)} run(s) whose weights file is missing or unreadable: {names}. "
-                   "`python -m core prune` keeps weights only for each cell's best-lr runs at its task's longest "
+    problems = cached.weights_problems(store, tuple(sorted(runs.run_id)), fp)
+    missing = [rid for rid, why in problems.items() if why == "missing"]
+    broken = {rid: why for rid, why in problems.items() if why != "missing"}
+    if missing:
+        st.caption(f"{len(missing)} of {len(runs)} selected runs keep no weights and are left out: "
+                   "`python -m core prune` keeps them only for each cell's best-lr runs at its task's longest "
                    "training (`--max-seeds N`: their lowest N seeds).")  # fmt: skip
-    return runs[runs.run_id.isin(ok)]
+        with st.expander(f"The {len(missing)} runs without weights"):
+            st.text("\n".join(f"weights/{rid}.safetensors" for rid in missing))
+    if broken:
+        names = "; ".join(f"weights/{rid}.safetensors ({why})" for rid, why in list(broken.items())[:5])
+        st.warning(f"Skipping {len(broken)} run(s) whose weights file cannot be used: {names}"
+                   + (" …" if len(broken) > 5 else ""))  # fmt: skip
+    return runs[~runs.run_id.isin(list(problems))]
 
 
 def one_lr(runs: pd.DataFrame) -> pd.DataFrame:
@@ -243,8 +256,14 @@ def download(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
 def chart(fig, data: pd.DataFrame, name: str) -> None:
     """The figure (its camera button saves a 2x PNG named for the chart, for slides) and a CSV of its data."""
     config = {"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}, "displaylogo": False}
-    st.plotly_chart(fig, width="stretch", key=f"fig-{name}", config=config)
+    st.plotly_chart(plots.tidy_axes(fig), width="stretch", key=f"fig-{name}", config=config)
     download(data, name)
+
+
+def store_arg() -> str:
+    """The sidebar's store as a command's --store argument, relative to the checkout: never a server path."""
+    name = selection().get("store_name", BUNDLED_NAME)
+    return BUNDLED_NAME if name == BUNDLED_NAME else f"stores/{name}"
 
 
 def require_runs(df: pd.DataFrame) -> bool:
@@ -256,7 +275,7 @@ def require_runs(df: pd.DataFrame) -> bool:
         name = sel.get("store_name", BUNDLED_NAME)
         st.info(
             f"No runs in the store `{name}` yet. Fill it with\n\n"
-            f"```bash\n{st_store.BUNDLED_SWEEP.replace('--store data', '--store stores/' + name)}\n```\n"
+            f"```bash\n{st_store.BUNDLED_SWEEP.replace('--store data', '--store ' + store_arg())}\n```\n"
             "or start a small sweep on the **Train** page."
         )
     else:

@@ -154,10 +154,10 @@ def _engine(store, todo, device, command, workers, ray, on_step) -> list[dict]:
 def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over seeds per (task, attention), in registry order: what the CLI prints."""
     from ..analysis.findings import summary
-    from ..attention import ATTENTION
-    from ..training.tasks import TASKS
+    from ..attention import NAMES
+    from ..training.task_specs import TASK_NAMES
 
-    return summary(runs, list(TASKS), list(ATTENTION))
+    return summary(runs, list(TASK_NAMES), list(NAMES))
 
 
 def accuracy_table(runs: pd.DataFrame, markdown: bool = False) -> str:

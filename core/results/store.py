@@ -208,34 +208,53 @@ def load_metrics(store, run_ids=None, metrics=None) -> pd.DataFrame:
 
 
 def load_head_weights(store, run_id: str) -> list[dict[str, np.ndarray]]:
-    """Per layer: W_Q, W_K, W_V (H, D, r), W_O (H, r, D) where defined, and always W_QK, W_OV (H, D, D)."""
-    path = weights_path(store, run_id)
-    tensors = {k: v.astype(np.float32) for k, v in load_file(str(path)).items()}
+    """Per layer: W_Q, W_K, W_V (H, D, r), W_O (H, r, D) where defined, and always W_QK, W_OV (H, D, D).
+
+    Raises ValueError naming what is wrong when the file is not whole run weights: no blocks.* tensors, no
+    d_head in its metadata, a layer without its factors, mismatched shapes, or a non-finite value."""
     from safetensors import safe_open
 
+    path = weights_path(store, run_id)
     with safe_open(str(path), "np") as f:
-        scale = int(f.metadata()["d_head"]) ** -0.5
-    layers = []
-    for layer in range(1 + max(int(k.split(".")[1]) for k in tensors if k.startswith("blocks."))):
-        hw = {k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"blocks.{layer}.")}
-        if "W_QK" not in hw:
-            hw["W_QK"] = scale * hw["W_Q"] @ hw["W_K"].transpose(0, 2, 1)
-        if "W_OV" not in hw:
-            hw["W_OV"] = hw["W_V"] @ hw["W_O"]
-        layers.append(hw)
+        d_head = (f.metadata() or {}).get("d_head", "")
+    if not d_head.isdigit() or int(d_head) == 0:
+        raise ValueError(f"{path.name}: no d_head in its metadata")
+    tensors = {k: v.astype(np.float32) for k, v in load_file(str(path)).items()}
+    blocks = sorted({int(k.split(".")[1]) for k in tensors if re.fullmatch(r"blocks\.\d+\.W_\w+", k)})
+    if not blocks or blocks != list(range(len(blocks))):
+        raise ValueError(f"{path.name}: no blocks.<layer>.W_* tensors for layers 0..n")
+    layers = [_layer({k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"blocks.{i}.")},
+                     int(d_head) ** -0.5, f"{path.name} layer {i}") for i in blocks]  # fmt: skip
     return layers
 
 
-def weights_readable(store, run_id: str) -> bool:
-    """True when the run's weights file exists and its header is whole: safetensors checks that the header's
-    tensors cover the file exactly, so a truncated or foreign file fails here without reading the tensors."""
-    from safetensors import safe_open
-
+def _layer(hw: dict, scale: float, where: str) -> dict[str, np.ndarray]:
     try:
-        with safe_open(str(weights_path(store, run_id)), "np") as f:
-            return bool(list(f.keys()))
-    except Exception:  # noqa: BLE001 - missing, truncated, not safetensors: all mean "skip it"
-        return False
+        if "W_QK" not in hw:
+            hw["W_QK"] = scale * hw["W_Q"] @ hw["W_K"].transpose(0, 2, 1)  # (H, D, D)
+        if "W_OV" not in hw:
+            hw["W_OV"] = hw["W_V"] @ hw["W_O"]  # (H, D, D)
+    except (KeyError, ValueError) as err:
+        raise ValueError(f"{where}: W_QK and W_OV cannot be formed ({err})") from None
+    for name in ("W_QK", "W_OV"):
+        m = hw[name]
+        if m.ndim != 3 or m.shape[1] != m.shape[2] or m.shape != hw["W_QK"].shape:
+            raise ValueError(f"{where}: {name} has shape {m.shape}, not (H, D, D)")
+    if not all(np.isfinite(v).all() for v in hw.values()):
+        raise ValueError(f"{where}: holds a non-finite value")
+    return hw
+
+
+def weights_problem(store, run_id: str) -> str | None:
+    """None when the run's weights load whole (load_head_weights' checks), "missing" when there is no file,
+    else the reason it cannot be used."""
+    if not weights_path(store, run_id).is_file():
+        return "missing"
+    try:
+        load_head_weights(store, run_id)
+    except Exception as err:  # noqa: BLE001 - truncated, foreign, crafted: each is one named reason
+        return str(err).splitlines()[0][:200] or type(err).__name__
+    return None
 
 
 def drop_weights(store, run_ids) -> int:

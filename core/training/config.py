@@ -10,7 +10,8 @@ import json
 import math
 from dataclasses import dataclass
 
-from .tasks import EVAL_SIZE, TEST_SEED, VAL_SEED, get_task
+from . import task_specs
+from .task_specs import EVAL_SIZE, TEST_SEED, VAL_SEED
 
 # Upper bounds far beyond anything this lab trains, so a typo is one clear error, not an overflow.
 MOST = {"steps": 10**7, "batch_size": 65536, "eval_every": 10**7, "eval_size": 65536, "n_symbols": 4096,
@@ -59,7 +60,7 @@ class _Config:
 
 @dataclass(frozen=True)
 class ModelConfig(_Config):
-    attention: str = "standard"  # a name in core.attention.ATTENTION
+    attention: str = "standard"  # a name in core.attention.VARIANTS
     n_layers: int = 2
     d_model: int = 64
     n_heads: int = 4
@@ -71,7 +72,7 @@ class ModelConfig(_Config):
     max_len: int = 64  # learned absolute positions, so W_QK is a single bilinear form (no RoPE)
 
     def __post_init__(self):
-        from .. import attention
+        from ..attention import registry as attention  # deferred: the config itself is torch-free
 
         _positive_int(self, "n_layers", "vocab_size", "max_len")
         if not isinstance(self.mlp, bool):
@@ -85,7 +86,7 @@ class ModelConfig(_Config):
 
 @dataclass(frozen=True)
 class TaskConfig(_Config):
-    name: str = "associative_recall"  # a name in core.training.tasks.TASKS
+    name: str = "associative_recall"  # a name in core.training.task_specs.TASK_SPECS
     n_symbols: int | None = None  # None: the task's default alphabet size
     length: int | None = None  # None: the task's default (items per sequence, or key-value pairs)
     # two fixed held-out sets of eval_size examples each (2048-2816 answer positions per task), disjoint
@@ -95,16 +96,16 @@ class TaskConfig(_Config):
     test_seed: int = TEST_SEED
 
     def __post_init__(self):
-        cls = get_task(self.name)
-        self._set("n_symbols", cls.n_symbols if self.n_symbols is None else self.n_symbols)
-        self._set("length", cls.length if self.length is None else self.length)
+        spec = task_specs.get_spec(self.name)
+        self._set("n_symbols", spec.n_symbols if self.n_symbols is None else self.n_symbols)
+        self._set("length", spec.length if self.length is None else self.length)
         _positive_int(self, "n_symbols", "length", "eval_size")
         for name in ("val_seed", "test_seed"):
             if not isinstance(getattr(self, name), int) or not 0 <= getattr(self, name) < 2**63:
                 raise ValueError(f"{name}: must be an integer in [0, 2**63), got {getattr(self, name)!r}")
         if self.val_seed == self.test_seed:
             raise ValueError(f"test_seed: must differ from val_seed={self.val_seed}")
-        cls.check(self)
+        task_specs.check(self)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .. import attention
+from ..attention import registry as attention
 from .config import ModelConfig
 
 

@@ -1,4 +1,4 @@
-"""Synthetic sequence tasks behind one registry, `TASKS`.
+"""Synthetic sequence tasks: the classes behind `core.training.task_specs.TASK_SPECS`, as `TASKS`.
 
 Each task samples (inputs, targets, loss_mask), all (N, T), from a torch.Generator, so a seed fixes
 the data. targets[t] is what position t must predict; the loss and accuracy count only where
@@ -14,26 +14,14 @@ from types import SimpleNamespace
 
 import torch
 
-EVAL_SIZE, VAL_SEED, TEST_SEED = 256, 12345, 54321  # TaskConfig's defaults for the held-out sets
+from .task_specs import EVAL_SIZE, TASK_SPECS, TEST_SEED, VAL_SEED, get_spec
 
 
 class Task:
-    n_symbols: int  # default alphabet size
-    length: int  # default items per sequence
-    description: str
-
     def __init__(self, cfg):
         self.cfg = cfg
         self.n, self.L = cfg.n_symbols, cfg.length
         self._held_out = None
-
-    distinct = False  # True: a sequence holds `length` different symbols, so length <= n_symbols
-
-    @classmethod
-    def check(cls, cfg) -> None:
-        """Raise a one-line ValueError for sizes the task cannot use."""
-        if cls.distinct and cfg.length > cfg.n_symbols:
-            raise ValueError(f"length: at most n_symbols={cfg.n_symbols} distinct symbols, got {cfg.length}")
 
     vocab_size: int
     seq_len: int
@@ -100,10 +88,6 @@ class Task:
 class AssociativeRecall(Task):
     """Multi-query associative recall (Zoology): k1 v1 ... kL vL, then each key again -> its value."""
 
-    n_symbols, length = 32, 8
-    description = "key-value pairs, then queries whose answers are the values (MQAR)"
-    distinct = True  # keys
-
     vocab_size = property(lambda self: 2 * self.n)  # keys 0..n-1, values n..2n-1
     seq_len = property(lambda self: 4 * self.L)
 
@@ -130,10 +114,6 @@ class AssociativeRecall(Task):
 class Induction(Task):
     """A random sequence of distinct tokens, repeated: predict the second copy (induction heads)."""
 
-    n_symbols, length = 32, 12
-    description = "a random sequence repeated; predict the second copy"
-    distinct = True
-
     vocab_size = property(lambda self: self.n)
     seq_len = property(lambda self: 2 * self.L)
 
@@ -148,8 +128,6 @@ class Induction(Task):
 class Reverse(Task):
     """s, SEP, reversed(s)."""
 
-    n_symbols, length = 16, 10
-    description = "a sequence, a separator, the sequence reversed"
     vocab_size = property(lambda self: self.n + 1)  # + SEP
     seq_len = property(lambda self: 2 * self.L + 1)
 
@@ -168,8 +146,6 @@ class Reverse(Task):
 class Sort(Reverse):
     """s, SEP, sorted(s)."""
 
-    description = "a sequence, a separator, the sequence sorted"
-
     def transform(self, s):
         return s.sort(-1).values
 
@@ -177,8 +153,6 @@ class Sort(Reverse):
 class Histogram(Task):
     """s, SEP, s again: at each token of the second copy, how many times it occurs in s."""
 
-    n_symbols, length = 8, 10
-    description = "for each token, how many times it occurs in the sequence"
     vocab_size = property(lambda self: self.n + 1 + self.L)  # symbols, SEP, counts 1..L
     seq_len = property(lambda self: 2 * self.L + 1)
 
@@ -207,19 +181,11 @@ def _row_hash(x: torch.Tensor) -> torch.Tensor:
     return (x.long() * _HASH[: x.shape[-1]]).sum(-1)
 
 
-# Insertion order is the display order on every page.
-TASKS: dict[str, type[Task]] = {
-    "associative_recall": AssociativeRecall,
-    "induction": Induction,
-    "reverse": Reverse,
-    "sort": Sort,
-    "histogram": Histogram,
-}
+TASKS: dict[str, type[Task]] = {name: globals()[spec.cls] for name, spec in TASK_SPECS.items()}  # in TASK_SPECS order
 
 
 def get_task(name: str) -> type[Task]:
-    if name not in TASKS:
-        raise ValueError(f"task: unknown {name!r}; allowed: {', '.join(TASKS)}")
+    get_spec(name)
     return TASKS[name]
 
 
@@ -231,8 +197,8 @@ def chance_levels(name: str, cfg=None) -> dict[str, float]:
       the input holds no candidate (histogram's counts never appear in it);
     - unqueried (associative_recall): uniform among the values of the pairs not yet queried, the
       elimination plateau a model can reach without recall."""
-    cls = get_task(name)
-    default = SimpleNamespace(name=name, n_symbols=cls.n_symbols, length=cls.length, eval_size=EVAL_SIZE,
+    spec = get_spec(name)
+    default = SimpleNamespace(name=name, n_symbols=spec.n_symbols, length=spec.length, eval_size=EVAL_SIZE,
                               val_seed=VAL_SEED, test_seed=TEST_SEED)  # fmt: skip
     task = make_task(cfg or default)
     x, y, m = task.eval_set("test")

@@ -17,9 +17,19 @@ from .style import (  # noqa: F401 - part of this module's interface
     _grid,
     _rgba,
     color,
+    in_order,
     legend_once,
+    lr_ticks,
     ordered,
+    tidy_axes,
 )
+
+
+def facet_title(df: pd.DataFrame, facet: str | None, value) -> str:
+    """A facet of a numeric field is labelled with the field ("d_model = 64"); a named one (task, matrix) by name."""
+    if not facet:
+        return ""
+    return f"{facet} = {value}" if pd.api.types.is_numeric_dtype(df[facet]) else str(value)
 
 
 def ema(values: np.ndarray, alpha: float) -> np.ndarray:
@@ -136,7 +146,7 @@ def lines_by_attention(
     """One line per parameterization (optionally faceted); an optional black reference line per facet.
     spread: (low, high) columns drawn as error bars around y, e.g. a timing's quartiles over rounds."""
     facets = list(dict.fromkeys(df[facet])) if facet else [""]
-    fig, cols = _grid([str(f) for f in facets])
+    fig, cols = _grid([facet_title(df, facet, f) for f in facets])
     for i, f in enumerate(facets):
         d = df[df[facet] == f] if facet else df
         row, col = i // cols + 1, i % cols + 1
@@ -185,7 +195,7 @@ def bars_by_attention(
 ) -> go.Figure:
     """Mean per parameterization as bars (± error), small multiples by facet; optional baseline per facet."""
     facets = list(dict.fromkeys(df[facet]))
-    fig, cols = _grid([str(f) for f in facets])
+    fig, cols = _grid([facet_title(df, facet, f) for f in facets])
     for i, f in enumerate(facets):
         d = df[df[facet] == f]
         row, col = i // cols + 1, i % cols + 1
@@ -244,20 +254,26 @@ def head_heatmaps(df: pd.DataFrame, zmin=None, zmax=None, colorscale="Viridis") 
 
 
 def attention_grid(patterns: dict, tokens: list[str]) -> go.Figure:
-    """patterns: name -> (H, T, T) for one layer and example. Rows: parameterizations, columns: heads."""
+    """patterns: name -> (H, T, T) for one layer and example. Rows: parameterizations, columns: heads. Axes name
+    the example's tokens (position:token, keys along x, queries down y); one colour bar, 0-1, for every panel."""
     names = ordered(patterns)
     H = max(p.shape[0] for p in patterns.values())
+    labels = [f"{i}:{tok}" for i, tok in enumerate(tokens)]
     titles = [f"{n} h{h}" for n in names for h in range(H)]
     fig = make_subplots(rows=len(names), cols=H, subplot_titles=titles, horizontal_spacing=0.02, vertical_spacing=0.05)
     for i, name in enumerate(names):
         for h in range(patterns[name].shape[0]):
+            T = patterns[name][h].shape[-1]
             fig.add_trace(
                 go.Heatmap(
-                    z=patterns[name][h],
+                    z=patterns[name][h],  # (T query, T key)
+                    x=labels[:T] if len(labels) >= T else None,
+                    y=labels[:T] if len(labels) >= T else None,
                     zmin=0,
                     zmax=1,
                     colorscale="Blues",
-                    showscale=False,
+                    showscale=i == 0 and h == 0,
+                    colorbar=dict(title=dict(text="weight", side="right"), thickness=12, len=0.6),
                     name=name,
                     hovertemplate="query %{y} → key %{x}: %{z:.2f}<extra></extra>",
                 ),
@@ -266,9 +282,12 @@ def attention_grid(patterns: dict, tokens: list[str]) -> go.Figure:
             )
     for ann in fig.layout.annotations:
         ann.font = dict(color=color(ann.text.split(" ")[0]), size=11)
-    fig.update_yaxes(autorange="reversed", showticklabels=False)
-    fig.update_xaxes(showticklabels=False)
-    fig.update_layout(height=max(300, 230 * len(names)), margin=dict(t=40, b=10, l=10, r=10))
+    small = dict(tickfont=dict(size=8), type="category")
+    fig.update_yaxes(autorange="reversed", showticklabels=False, **small)
+    fig.update_xaxes(showticklabels=False, **small)
+    fig.update_yaxes(showticklabels=True, col=1)  # queries on the left column
+    fig.update_xaxes(showticklabels=True, tickangle=-90, row=len(names))  # keys under the bottom row
+    fig.update_layout(height=max(340, 250 * len(names)), margin=dict(t=40, b=60, l=60, r=10))
     return fig
 
 

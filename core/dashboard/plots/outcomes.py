@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import REFERENCE_COLOR, _grid, _rgba, color, legend_once, ordered
+from .style import REFERENCE_COLOR, _grid, _rgba, color, legend_once, lr_ticks, ordered
 
 _DASH = {"uniform": "dot", "in_context": "dash", "unqueried": "dashdot"}
 
@@ -63,7 +63,7 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
                            showlegend=False),
                 row=row, col=col,
             )  # fmt: skip
-    fig.update_xaxes(type="log", title_text="learning rate")
+    fig.update_xaxes(type="log", title_text="learning rate", **lr_ticks(df.lr))
     fig.update_yaxes(type="log" if log_y else "linear")
     fig.update_yaxes(title_text=y_title or y, col=1)
     return legend_once(fig)

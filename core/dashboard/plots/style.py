@@ -4,9 +4,9 @@ import zlib
 
 from plotly.subplots import make_subplots
 
-from ...attention import ATTENTION
+from ...attention import NAMES
 
-ORDER = list(ATTENTION)
+ORDER = list(NAMES)
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 _EXTRA = ["#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173"]
 COLORS = {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(ORDER)}
@@ -34,6 +34,17 @@ def ordered(names) -> list[str]:
     return [n for n in ORDER if n in names] + sorted(n for n in names if n not in ORDER)
 
 
+def in_order(df, column: str = "attention", index: bool = False):
+    """Rows (or the index) in the registry's order of `column`, unknown names after, stably: every table on every
+    page lists parameterizations as the legends do."""
+    names = df.index if index else df[column]
+    rank = {n: i for i, n in enumerate(ordered(names))}
+    key = [rank[n] for n in names]
+    if index:
+        return df.iloc[sorted(range(len(df)), key=key.__getitem__)]
+    return df.assign(_rank=key).sort_values("_rank", kind="stable").drop(columns="_rank")
+
+
 def _rgba(hex_color: str, alpha: float) -> str:
     r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r},{g},{b},{alpha})"
@@ -58,3 +69,19 @@ def legend_once(fig):
         trace.showlegend = group not in seen
         seen.add(group)
     return fig
+
+
+def tidy_axes(fig):
+    """Every axis reads as plain numbers (0.01, 0.1, 1, then 1e-3 or 1e+4 beyond), never SI prefixes (100μ);
+    a log axis without its own ticks labels decades only, not the minor ticks (3 4 5 … 100)."""
+    for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
+        axis.update(exponentformat="e", minexponent=3)
+        if axis.type == "log" and axis.tickvals is None and axis.dtick is None:
+            axis.update(dtick=1)
+    return fig
+
+
+def lr_ticks(lrs) -> dict:
+    """Tick every learning rate of the grid (3e-4 included), labelled as the CLI writes it."""
+    values = sorted({float(v) for v in lrs})
+    return dict(tickvals=values, ticktext=[f"{v:g}" for v in values])

@@ -1,0 +1,43 @@
+"""The task registry, `TASK_SPECS`: each task's class, default size and description, torch-free.
+
+Adding a task is one class in core.training.tasks and one line here; the parametrized tests pick it up. The
+read-only pages name, order and describe tasks from here without loading torch; core.training.tasks imports
+the classes (TASKS).
+"""
+
+from typing import NamedTuple
+
+EVAL_SIZE, VAL_SEED, TEST_SEED = 256, 12345, 54321  # TaskConfig's defaults for the held-out sets
+
+
+class TaskSpec(NamedTuple):
+    cls: str  # class name in core.training.tasks
+    n_symbols: int  # default alphabet size
+    length: int  # default items per sequence (key-value pairs for associative_recall)
+    description: str
+    distinct: bool = False  # a sequence holds `length` different symbols, so length <= n_symbols
+
+
+# Insertion order is the display order on every page.
+TASK_SPECS: dict[str, TaskSpec] = {
+    "associative_recall": TaskSpec(
+        "AssociativeRecall", 32, 8, "key-value pairs, then queries whose answers are the values (MQAR)", True
+    ),
+    "induction": TaskSpec("Induction", 32, 12, "a random sequence repeated; predict the second copy", True),
+    "reverse": TaskSpec("Reverse", 16, 10, "a sequence, a separator, the sequence reversed"),
+    "sort": TaskSpec("Sort", 16, 10, "a sequence, a separator, the sequence sorted"),
+    "histogram": TaskSpec("Histogram", 8, 10, "for each token, how many times it occurs in the sequence"),
+}
+TASK_NAMES = tuple(TASK_SPECS)
+
+
+def get_spec(name: str) -> TaskSpec:
+    if name not in TASK_SPECS:
+        raise ValueError(f"task: unknown {name!r}; allowed: {', '.join(TASK_SPECS)}")
+    return TASK_SPECS[name]
+
+
+def check(cfg) -> None:
+    """Raise a one-line ValueError for sizes the task cannot use."""
+    if get_spec(cfg.name).distinct and cfg.length > cfg.n_symbols:
+        raise ValueError(f"length: at most n_symbols={cfg.n_symbols} distinct symbols, got {cfg.length}")
