@@ -7,6 +7,7 @@ from pathlib import Path
 from .attention import NAMES as ATTENTION_NAMES
 from .experiments.cluster import INSTALL, available
 from .flags import Parser, bounded_int, choice, flag_error, lr_list, names, ray_address, store_dir
+from .results import store as st
 from .results.store import BUNDLED_SWEEP  # noqa: F401 - part of the CLI's interface
 from .training.config import LR_GRID, PRECISIONS
 from .training.task_specs import TASK_NAMES as TASKS
@@ -78,7 +79,6 @@ def add_sweep(sub):
 def cmd_sweep(args, parser):
     from .analysis import findings
     from .experiments import sweep
-    from .results import store as st
     from .training.config import TrainConfig
 
     train_kw = {k: getattr(args, k) for k in ("steps", "batch_size", "eval_every") if getattr(args, k) is not None}
@@ -181,7 +181,6 @@ def add_summary(sub):
 
 def cmd_summary(args, parser):
     from .experiments import sweep
-    from .results import store as st
 
     if not Path(args.store).is_dir():
         parser.error(f"--store: {args.store!r} is not a directory")
@@ -242,7 +241,6 @@ def weights_to_keep(runs, max_seeds: int | None = None) -> set[str]:
 
 
 def cmd_prune(args, parser):
-    from .results import store as st
 
     runs = st.load_runs(args.store)
     if runs.empty:
@@ -294,8 +292,18 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     sub = next(a for a in parser._actions if a.dest == "command")
-    args.func(args, sub.choices[args.command])
+    try:
+        if args.command in WRITERS and Path(args.store).is_dir():
+            st.remove_stale_tmp(args.store)  # a writer killed mid-write (a worker, baselines) left its temp file
+        args.func(args, sub.choices[args.command])
+    except OSError as err:  # unreadable or unwritable store, disk full: one line, never a traceback
+        what = f"{err.strerror or type(err).__name__}" + (f": {err.filename}" if err.filename else "")
+        print(f"python -m core {args.command}: {what}", file=sys.stderr)
+        return 1
     return 0
+
+
+WRITERS = {"sweep", "baselines", "pretrained", "bench", "prune", "index"}  # commands that write into --store
 
 
 if __name__ == "__main__":

@@ -41,8 +41,8 @@ def _from_files(store) -> pd.DataFrame:
 
 def _reads(monkeypatch) -> list:
     seen = []
-    real = rf.read_meta
-    monkeypatch.setattr(rf, "read_meta", lambda path: seen.append(path) or real(path))
+    real = rf.read_run_meta  # how the index reads a run file
+    monkeypatch.setattr(rf, "read_run_meta", lambda path: seen.append(path) or real(path))
     return seen
 
 

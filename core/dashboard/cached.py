@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ..analysis import similarity
+from ..results import index
 from ..results import store as st_store
 from ..results.stores import BUNDLED
 
@@ -76,6 +77,13 @@ def _compact(df: pd.DataFrame) -> pd.DataFrame:
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
 def named(store: str, kind: str, fp: tuple) -> pd.DataFrame:
     return st_store.load_named(store, kind)
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def unreadable(store: str, loaded: tuple, fp: tuple) -> list[str]:
+    """runs/<id>.parquet names (relative to the store) of run files that load_runs left out, with the reason."""
+    missing = sorted(set(index.listing(store)) - set(loaded))
+    return [f"runs/{rid}.parquet: {st_store.run_problem(store, rid) or 'changed while read'}" for rid in missing]
 
 
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)

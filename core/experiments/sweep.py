@@ -59,6 +59,13 @@ def cost(job: Job, n_members: int) -> int:
     return n_members * job.train.steps * job.train.batch_size * T * per_token
 
 
+def _quietly(fn, *args) -> None:
+    try:
+        fn(*args)
+    except OSError:  # tidying up must never hide the sweep's own outcome
+        pass
+
+
 def _one_line(err: BaseException) -> str:
     if isinstance(err, OSError) and err.errno == errno.ENOSPC:
         return f"disk full writing {err.filename or 'the store'}"
@@ -90,7 +97,7 @@ def run(
     try:
         for job in jobs:
             ids = job.run_ids()
-            missing = [m for m, rid in ids.items() if not st.has_run(store, rid)]
+            missing = [m for m, rid in ids.items() if not st.stored_whole(store, rid)]  # unreadable: set aside
             counts["skipped"] += len(ids) - len(missing)
             mine = [m for m in missing if claims.claim(store, ids[m])]
             held += [ids[m] for m in mine]
@@ -118,13 +125,17 @@ def run(
     except ClusterError as err:
         raise SweepError(str(err)) from None
     except OSError as err:
-        stored = sum(st.has_run(store, rid) for job in jobs for rid in job.run_ids().values())
-        raise SweepError(f"{_one_line(err)}; {stored} runs of this sweep are stored, rerun to resume") from None
+        try:
+            stored = f"{sum(st.has_run(store, rid) for job in jobs for rid in job.run_ids().values())} runs"
+        except OSError:  # the store cannot even be listed (permissions): say so, not a second traceback
+            stored = "the runs finished before it"
+        raise SweepError(f"{_one_line(err)}; {stored} of this sweep are stored, rerun to resume") from None
     finally:
         for rid in held:
             claims.release(store, rid)
         if counts["trained"]:
             _compact_index(store)
+        _quietly(st.remove_stale_tmp, store)  # a worker killed mid-write and retried left its temp file
     return counts
 
 

@@ -56,7 +56,7 @@ def _rows(store, run_ids, files: dict) -> list[dict]:
     for rid in run_ids:
         path = rf.run_path(store, rid)
         try:
-            rows.append({**rf.run_row(rf.read_meta(path)), **dict(zip(STAT, files[rid]))})
+            rows.append({**rf.run_row(rf.read_run_meta(path)), **dict(zip(STAT, files[rid]))})
         except Exception as err:  # noqa: BLE001 - any unreadable file is skipped, never fatal
             warnings.warn(f"skipping {path}: not a readable attention-lab run ({err})", stacklevel=3)
     return rows

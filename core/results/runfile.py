@@ -13,6 +13,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import schema
+
 META_KEY = b"attention_lab"
 FORMAT = 1
 RUN_COLUMNS = [
@@ -81,6 +83,18 @@ def read_meta(path: Path) -> dict:
     return json.loads(meta[META_KEY])
 
 
+def read_run_meta(path: Path) -> dict:
+    """A run file's metadata, once its metadata fields and its metrics columns are as core.results.schema says
+    (ValueError naming the field otherwise); only the footer is read."""
+    arrow = pq.read_schema(path)
+    if META_KEY not in (arrow.metadata or {}):
+        raise ValueError("no attention_lab metadata")
+    schema.check_arrow(arrow, schema.METRICS)
+    meta = json.loads(arrow.metadata[META_KEY])
+    schema.check_run_meta(meta)
+    return meta
+
+
 def run_path(store, run_id: str) -> Path:
     return Path(store) / "runs" / f"{run_id}.parquet"
 
@@ -93,6 +107,8 @@ OLD_METRICS = {"eval_loss": "test_loss", "eval_acc": "test_acc"}  # stores made 
 
 
 def run_row(meta: dict) -> dict:
+    """load_runs' row of one run's metadata; ValueError naming a field that is absent or mistyped."""
+    schema.check_run_meta(meta)
     m, t, tr = meta["model"], meta["task"], meta["train"]
     params = meta.get("params", {})
     final = {OLD_METRICS.get(k, k): v for k, v in meta["final"].items()}

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from safetensors.numpy import load_file, save_file
 
-from . import index
+from . import index, schema
 from .claims import alive, stale_claims
 from .runfile import (  # noqa: F401 - the store's interface
     FORMAT,
@@ -41,6 +41,7 @@ from .runfile import (  # noqa: F401 - the store's interface
     RUN_COLUMNS,
     atomic_write,
     read_meta,
+    read_run_meta,
     run_path,
     run_row,
     weights_path,
@@ -135,6 +136,35 @@ def has_run(store, run_id: str) -> bool:
     return run_path(store, run_id).exists()
 
 
+def run_problem(store, run_id: str) -> str | None:
+    """None when runs/<id>.parquet is a whole run (its metadata and metrics columns as core.results.schema
+    says), else why not."""
+    try:
+        run_row(read_run_meta(run_path(store, run_id)))
+    except Exception as err:  # noqa: BLE001 - truncated, empty, garbled, crafted: each one named reason
+        return str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+    return None
+
+
+UNREADABLE = "unreadable"  # STORE/unreadable/: run files a resumed sweep could not read, kept, never deleted
+
+
+def stored_whole(store, run_id: str) -> bool:
+    """Whether the run is stored and readable. A run file that cannot be read is moved aside to
+    STORE/unreadable/<id>.<time>.parquet (a warning names both), so a resumed sweep trains the run again."""
+    path = run_path(store, run_id)
+    if not path.exists():
+        return False
+    why = run_problem(store, run_id)
+    if why is None:
+        return True
+    aside = Path(store) / UNREADABLE / f"{run_id}.{datetime.now(UTC):%Y%m%dT%H%M%S%f}.parquet"
+    aside.parent.mkdir(exist_ok=True)
+    os.replace(path, aside)
+    warnings.warn(f"moved runs/{run_id}.parquet to {UNREADABLE}/{aside.name} ({why}); training it again", stacklevel=2)
+    return False
+
+
 # Stored per layer: the factors where they exist; W_QK and W_OV are rebuilt from them on load.
 def _compact(hw: dict) -> dict:
     keep = dict(hw)
@@ -195,6 +225,7 @@ def load_metrics(store, run_ids=None, metrics=None) -> pd.DataFrame:
             f = pq.ParquetFile(path)
             if META_KEY not in (f.schema_arrow.metadata or {}):
                 raise ValueError("no attention_lab metadata")
+            schema.check_arrow(f.schema_arrow, schema.METRICS)
             t = f.read(columns=METRIC_COLUMNS)
             tables.append(t if names is None else t.filter(pc.is_in(t["metric"], value_set=names)))
         except FileNotFoundError:
@@ -294,7 +325,9 @@ def load_named(store, kind: str) -> pd.DataFrame:
     for path in _files(store, kind):
         try:
             read_meta(path)
-            frames.append(pd.read_parquet(path))
+            df = pd.read_parquet(path)
+            schema.check_table(df, kind, path.stem)
+            frames.append(df)
         except Exception as err:  # noqa: BLE001
             warnings.warn(f"skipping {path}: not a readable attention-lab table ({err})", stacklevel=2)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -307,7 +340,9 @@ def load_table(store, kind: str, name: str) -> pd.DataFrame:
         return pd.DataFrame()
     try:
         read_meta(path)
-        return pd.read_parquet(path)
+        df = pd.read_parquet(path)
+        schema.check_table(df, kind, name)
+        return df
     except Exception as err:  # noqa: BLE001
         warnings.warn(f"skipping {path}: not a readable attention-lab table ({err})", stacklevel=2)
         return pd.DataFrame()

@@ -1,0 +1,119 @@
+"""What every stored table must hold, checked in one place as it is read: a file that parses but has the wrong
+columns or types is refused with one reason that names the field, never a crash further on.
+
+- runs: the metadata fields load_runs reads (`check_run_meta`), and the metrics table's columns and types;
+- named tables (analysis/, bench/ by kind, pretrained/): their required columns and the type of each
+  (`check_table`). Optional columns (added in later formats) are not required: pages check for them.
+"""
+
+import numbers
+
+import pandas as pd
+import pyarrow as pa
+
+NUMBER, INTEGER, TEXT, FLAG = "number", "integer", "text", "flag"
+
+_RUN_META = {
+    ("run_id",): TEXT, ("seed",): INTEGER, ("status",): TEXT, ("train_seconds",): NUMBER,
+    ("steps_done",): INTEGER, ("n_ensemble",): INTEGER, ("tokens_per_s",): NUMBER,
+    ("model", "attention"): TEXT, ("model", "n_layers"): INTEGER, ("model", "d_model"): INTEGER,
+    ("model", "n_heads"): INTEGER, ("model", "d_head"): INTEGER, ("model", "n_kv_heads"): INTEGER,
+    ("model", "vocab_size"): INTEGER, ("model", "max_len"): INTEGER, ("model", "mlp"): FLAG,
+    ("task", "name"): TEXT, ("task", "n_symbols"): INTEGER, ("task", "length"): INTEGER,
+    ("train", "steps"): INTEGER, ("train", "batch_size"): INTEGER, ("train", "lr"): NUMBER,
+    ("provenance", "date"): TEXT, ("provenance", "command"): TEXT,
+}  # fmt: skip
+
+METRICS = {"run_id": TEXT, "step": INTEGER, "metric": TEXT, "value": NUMBER}
+
+# (kind, name) of a table under STORE/<kind>/; name None: every table there. bench tables: per their `kind` column.
+TABLES = {
+    ("analysis", "init"): {"run_id": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT, "value": NUMBER},
+    ("analysis", "random"): {"attention": TEXT, "d_model": INTEGER, "n_heads": INTEGER, "d_head": INTEGER,
+                             "metric": TEXT, "mean": NUMBER, "std": NUMBER, "by_construction": FLAG},
+    ("analysis", "random_shapes"): {"d_model": INTEGER, "d_head": INTEGER, "metric": TEXT, "mean": NUMBER,
+                                    "std": NUMBER},
+    ("analysis", "chance"): {"task": TEXT, "guesser": TEXT, "accuracy": NUMBER},
+    ("pretrained", None): {"model": TEXT, "kind": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT,
+                           "value": NUMBER, "d_model": INTEGER, "d_head": INTEGER},
+}  # fmt: skip
+BENCH = {
+    "sweep": {"jobs": INTEGER, "runs": INTEGER, "steps": INTEGER, "threads": INTEGER, "seconds": NUMBER,
+              "gflop": NUMBER, "peak_gflops": NUMBER},
+    "attention": {"attention": TEXT, "d_model": INTEGER, "seq_len": INTEGER, "n_heads": INTEGER, "batch": INTEGER,
+                  "ms": NUMBER, "ratio": NUMBER, "peak_mb": NUMBER},
+    "store": {"what": TEXT, "runs": INTEGER, "seconds": NUMBER, "target_seconds": NUMBER, "met": FLAG},
+    "training": {"engine": TEXT, "workers": INTEGER, "threads": INTEGER, "runs": INTEGER, "steps": INTEGER,
+                 "seconds": NUMBER},
+}  # fmt: skip
+
+
+def _is(value, kind: str) -> bool:
+    if kind == FLAG:
+        return isinstance(value, bool)
+    if kind == TEXT:
+        return isinstance(value, str)
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, numbers.Integral if kind == INTEGER else numbers.Real)
+
+
+def check_run_meta(meta: dict) -> None:
+    """Raise ValueError naming the first metadata field that is absent or of the wrong type."""
+    for path, kind in _RUN_META.items():
+        value = meta
+        for key in path:
+            if not isinstance(value, dict) or key not in value:
+                raise ValueError(f"{'.'.join(path)}: missing")
+            value = value[key]
+        if not _is(value, kind):
+            raise ValueError(f"{'.'.join(path)}: must be {kind}, got {value!r:.40}")
+    for key, value in (meta.get("final") or {}).items():
+        if value is not None and not _is(value, NUMBER):
+            raise ValueError(f"final.{key}: must be a number, got {value!r:.40}")
+
+
+def _arrow_is(t: pa.DataType, kind: str) -> bool:
+    if kind == TEXT:
+        return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t)
+    if kind == FLAG:
+        return pa.types.is_boolean(t)
+    if kind == INTEGER:
+        return pa.types.is_integer(t)
+    return pa.types.is_integer(t) or pa.types.is_floating(t)
+
+
+def check_arrow(schema: pa.Schema, columns: dict) -> None:
+    """Raise ValueError naming the first required column that is absent or of the wrong type."""
+    for name, kind in columns.items():
+        if name not in schema.names:
+            raise ValueError(f"column {name}: missing")
+        if not _arrow_is(schema.field(name).type, kind):
+            raise ValueError(f"column {name}: must be {kind}, got {schema.field(name).type}")
+
+
+def _pandas_is(series: pd.Series, kind: str) -> bool:
+    """Missing values pass (a bench row without a target has met = None); present ones must be of the kind."""
+    if kind in (TEXT, FLAG):
+        return series.dropna().map(lambda v: _is(v.item() if hasattr(v, "item") else v, kind)).all()
+    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    if kind == INTEGER and numeric and not pd.api.types.is_integer_dtype(series):
+        s = series.dropna()  # bench tables of several kinds share columns: pandas reads their ints as floats
+        return bool((s == s.round()).all())
+    return numeric
+
+
+def check_table(df: pd.DataFrame, kind: str, name: str) -> None:
+    """Raise ValueError naming the first required column of STORE/<kind>/<name> that is absent or mistyped."""
+    if kind == "bench":
+        if "kind" not in df:
+            raise ValueError("column kind: missing")
+        groups = [(k, df[df.kind == k], BENCH.get(k, {})) for k in df.kind.unique()]
+    else:
+        groups = [(name, df, TABLES.get((kind, name), TABLES.get((kind, None), {})))]
+    for _, part, columns in groups:
+        for column, want in columns.items():
+            if column not in part:
+                raise ValueError(f"column {column}: missing")
+            if not _pandas_is(part[column], want):
+                raise ValueError(f"column {column}: must be {want}")
