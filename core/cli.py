@@ -6,13 +6,23 @@ from pathlib import Path
 
 from .attention import NAMES as ATTENTION_NAMES
 from .experiments.cluster import INSTALL, available
-from .flags import Parser, bounded_int, choice, flag_error, lr_list, names, ray_address, store_dir
+from .flags import (
+    DEFAULT_STORE,
+    MAX_WORKERS,
+    Parser,
+    bounded_int,
+    choice,
+    flag_error,
+    lr_list,
+    names,
+    ray_address,
+    store_dir,
+)
+from .flags import device as device_flag
 from .results import store as st
 from .results.store import BUNDLED_SWEEP  # noqa: F401 - part of the CLI's interface
 from .training.config import LR_GRID, PRECISIONS
 from .training.task_specs import TASK_NAMES as TASKS
-
-DEFAULT_STORE = "store"
 
 
 def add_sweep(sub):
@@ -58,10 +68,10 @@ def add_sweep(sub):
                    help="task alphabet size (default: the task's own)")
     p.add_argument("--precision", type=choice("precision", PRECISIONS), default="fp32",
                    help="fp32 (the reference) or bf16 (autocast; see README's precision section)")
-    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    p.add_argument("--device", type=device_flag, default=None, help="cpu or cuda (default: cuda when present)")
     p.add_argument(
         "--workers",
-        type=bounded_int("workers", 256),
+        type=bounded_int("workers", MAX_WORKERS),
         default=None,
         help="jobs trained at once, each in its own process (default: one per CPU core; 1 on CUDA)",
     )
@@ -90,8 +100,6 @@ def cmd_sweep(args, parser):
     model_kw = {k: v for k, v in model_kw.items() if v is not None}
     if args.no_mlp:
         model_kw["mlp"] = False
-    if args.device not in (None, "cpu", "cuda"):
-        parser.error(f"--device: unknown {args.device!r}; allowed: cpu, cuda")
     if args.ray and not available():
         parser.error(f"--ray: Ray is not installed; install it with: {INSTALL}")
     try:
@@ -209,6 +217,8 @@ def cmd_summary(args, parser):
             table = scaling.outcomes(everything, axis)
             print(f"\nscaling: {axis} ({scaling.AXES[axis].label}), each cell at its best lr, "
                   f"{int(table.steps.iloc[0])} steps")  # fmt: skip
+            grid = scaling.solved_grid(table, list(ATTENTION_NAMES))
+            print(scaling.grid_markdown(grid, axis) if args.markdown else grid.to_string())
             print(scaling.thresholds(table, list(ATTENTION_NAMES)).to_string(index=False))
             for line in scaling.sentences(table, axis, list(ATTENTION_NAMES)):
                 print(f"- {line}")

@@ -4,6 +4,7 @@ import argparse
 import math
 import os
 import re
+import tempfile
 from pathlib import Path
 
 from .training.config import LR_GRID
@@ -71,20 +72,61 @@ def bounded_int(flag: str, most: int, least: int = 1):
     return parse
 
 
-def store_dir(text: str) -> str:
-    """A directory to write into: not empty, not an existing file, and creatable (checked before training)."""
+# The commands' default store: a direct child of the app's stores root (core.results.stores), so a store made
+# with the defaults is in the app's Store list as "local".
+DEFAULT_STORE = "stores/local"
+NAME_MAX = 255  # bytes in one path component on Linux filesystems
+MAX_WORKERS = 256  # worker processes; more would only thrash (each holds a model and a thread)
+MAX_STORE_RUNS = 100_000  # the synthetic store of `bench`: 10x the 10,000 runs it is built for
+
+
+def _path(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError("must name a directory, got ''")
-    path = Path(text)
+    long = next((part for part in Path(text).parts if len(part.encode()) > NAME_MAX), None)
+    if long is not None:
+        raise argparse.ArgumentTypeError(f"a path component is {len(long.encode())} bytes, over {NAME_MAX}")
+    return Path(text)
+
+
+def store_dir(text: str) -> str:
+    """A directory to write into: not empty, not an existing file, and creatable (checked before training, by
+    creating and removing a directory where it would go, so /proc or a read-only mount fail here)."""
+    path = _path(text)
     existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
     if existing.exists() and not existing.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is not a directory ({existing} is a file)")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise argparse.ArgumentTypeError(f"cannot create or write {text!r} (no write permission on {existing})")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".write-check-", dir=existing))
+    except OSError as err:
+        raise argparse.ArgumentTypeError(f"cannot create or write {text!r} ({err.strerror} in {existing})") from None
     return text
 
 
 store_dir.__name__ = "store"
+
+
+def cache_dir(text: str) -> str:
+    """store_dir's rules, for --cache."""
+    return store_dir(text)
+
+
+cache_dir.__name__ = "cache"
+
+
+def device(text: str) -> str:
+    """cpu, or cuda where torch sees a GPU (checked here, not as an assertion deep in training)."""
+    if text not in ("cpu", "cuda"):
+        raise argparse.ArgumentTypeError(f"unknown {text!r}; allowed: cpu, cuda")
+    if text == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise argparse.ArgumentTypeError("cuda: no CUDA GPU is available here; allowed: cpu")
+    return text
+
+
+device.__name__ = "device"
 
 
 def ray_address(text: str) -> str:

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -93,11 +94,15 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
         (["--length", "5000"], "--length"),
         (["--n-symbols", "x"], "--n-symbols"),
         (["--task", "induction", "--length", "40"], "--length"),  # more distinct tokens than symbols
+        (["--d-model", "20000"], "--d-model"),  # its 4x MLP would be over the bound: named as d_model, not d_mlp
+        (["bench", "--quick", "--workers", "100000"], "--workers"),
+        (["bench", "--quick", "--store-runs", "100000000"], "--store-runs"),
+        (["pretrained", "--cache", "/etc/passwd"], "--cache"),
     ],
 )
 def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, capsys, argv, flag):
     store = tmp_path / "store"
-    args = argv if argv[0] in ("bench", "prune") else ["sweep", *argv]  # sweep's flags unless the case names another
+    args = argv if argv[0] in ("bench", "prune", "pretrained") else ["sweep", *argv]  # sweep's flags unless the case names another
     with pytest.raises(SystemExit) as err:
         main([*args, "--store", str(store)])
     assert err.value.code == 2
@@ -247,3 +252,33 @@ def test_a_sweep_whose_runs_all_diverge_reports_the_steps_it_took(tmp_path, caps
     assert (runs.status == "diverged").all() and (runs.steps_done < 20).all()
     rec = st.load_named(tmp_path, "bench").iloc[0]
     assert 0 < rec.step_utilisation < 1 and 0 < rec.utilisation < 1  # the FLOPs of the steps really taken
+
+
+@pytest.mark.parametrize("command", ["sweep", "bench", "baselines", "pretrained", "prune", "index"])
+@pytest.mark.parametrize("store", ["", "/etc/passwd", "/tmp/" + "a" * 300, "/proc/attention-lab-store"])
+def test_a_store_that_cannot_be_one_is_one_line_exit_2(capsys, command, store):
+    with pytest.raises(SystemExit) as err:
+        main([command, "--store", store])
+    assert err.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "--store" in lines[0]
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has a GPU")
+@pytest.mark.parametrize("command", ["sweep", "bench"])
+def test_cuda_without_a_gpu_is_one_line_exit_2(capsys, command):
+    with pytest.raises(SystemExit) as err:
+        main([command, "--device", "cuda"])
+    assert err.value.code == 2 and "no CUDA GPU" in capsys.readouterr().err
+
+
+def test_a_ray_address_nothing_answers_at_is_one_line_within_seconds(tmp_path, capsys):
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(SystemExit) as err:
+        sweep(tmp_path, "--ray", f"127.0.0.1:{port}", "--task", "reverse", "--attention", "standard")
+    assert err.value.code == 1 and time.monotonic() - start < 30
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert "cannot reach the Ray cluster" in lines[-1]

@@ -20,3 +20,16 @@ def test_readme_results_table_is_the_summary_command_output(capsys):
     main(["summary", "--store", str(ROOT / "data"), "--markdown"])
     table = capsys.readouterr().out.strip()
     assert table in (ROOT / "README.md").read_text()
+
+
+def test_readme_scaling_tables_are_the_scaling_summary_output():
+    from core.analysis import scaling
+    from core.attention import NAMES
+    from core.results import store as st
+
+    runs, readme = st.load_runs(ROOT / "data"), (ROOT / "README.md").read_text()
+    axes = scaling.axes_present(runs)
+    assert {"d_head", "d_model"} <= set(axes)
+    for axis in axes:
+        grid = scaling.solved_grid(scaling.outcomes(runs, axis), list(NAMES))
+        assert scaling.grid_markdown(grid, axis) in readme, axis

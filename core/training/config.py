@@ -80,6 +80,8 @@ class ModelConfig(_Config):
         D, H, r, G = attention.resolve(self.attention, self.d_model, self.n_heads, self.d_head, self.n_kv_heads)
         self._set("d_head", r)
         self._set("n_kv_heads", G)
+        if self.d_mlp is None and 4 * D > MOST["d_mlp"]:
+            raise ValueError(f"d_model: must be at most {MOST['d_mlp'] // 4} (the MLP is 4 × d_model wide), got {D}")
         self._set("d_mlp", 4 * D if self.d_mlp is None else self.d_mlp)
         _positive_int(self, "d_mlp")
 
