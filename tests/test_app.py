@@ -215,6 +215,20 @@ def test_train_refuses_targets_outside_the_root(name, stores_root):
     assert not any(stores_root.iterdir())
 
 
+@pytest.mark.parametrize("entry", ["loop", "linkout", "afile", "dangling"])
+def test_train_says_taken_for_any_unlisted_entry_with_no_traceback_or_path(entry, stores_root, tmp_path):
+    target = {"loop": stores_root / "loop", "linkout": tmp_path, "dangling": tmp_path / "gone"}
+    if entry == "afile":
+        (stores_root / entry).write_text("not a store")
+    else:
+        (stores_root / entry).symlink_to(target[entry])
+    at = _train(train_page(), entry, steps=10)
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert errors == [f"store name: {entry!r} is taken; pick another name"]
+    assert str(stores_root) not in " ".join(errors) and str(tmp_path) not in " ".join(errors)
+
+
 def test_a_sweep_belongs_to_the_session_that_started_it(stores_root):
     from core.dashboard import jobs
 

@@ -113,7 +113,10 @@ def start(store, jobs, owner: str, name: str = "") -> SweepJob:
         if wait > 0:
             raise RuntimeError(f"the server's training budget ({budget():,} member-steps per hour) is used up: "
                                f"try again in {max(1, round(wait / 60))} min")  # fmt: skip
-        Path(store).mkdir(exist_ok=True)  # only once the start is allowed: a refused one leaves no empty store
+        try:  # only once the start is allowed: a refused one leaves no empty store
+            Path(store).mkdir(exist_ok=True)
+        except OSError:  # raced into existence as something else, or the root went away: no path in the message
+            raise ValueError(f"store name: {name!r} is taken; pick another name") from None
         _spent.append((time.time(), cost))
         _current = SweepJob(store, jobs, owner, name)
         threading.Thread(target=_current.run, daemon=True, name="attention-lab-sweep").start()

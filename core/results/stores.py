@@ -66,8 +66,10 @@ def writable(name: str) -> Path:
         raise ValueError("store name: `data` holds the bundled results; pick another name")
     root = stores_root()
     path = root / name
-    if path.exists() and resolve(name) is None:
-        raise ValueError(f"store name: {name!r} is not available; pick another name")
+    if resolve(name) is None and os.path.lexists(path):  # lexists: a symlink loop or dangling link counts too
+        # the same sentence for every entry the sidebar does not list (file, link out, loop, hidden directory),
+        # and the one a name already taken gets anywhere: it says no more than that the name is in use
+        raise ValueError(f"store name: {name!r} is taken; pick another name")
     return path
 
 
