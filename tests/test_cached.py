@@ -4,6 +4,8 @@ and no loader keeps an unbounded number of the states it showed."""
 import inspect
 import os
 
+import numpy as np
+
 from core.dashboard import cached
 
 
@@ -39,7 +41,8 @@ def _loaders():
 
 
 def test_every_store_loader_is_bounded():
-    names = {"runs", "metrics", "analysed", "named", "table", "qk_match", "patterns", "weights_problems"}
+    names = {"runs", "metrics", "analysed_run", "named", "table", "qk_match", "patterns", "weights_problems",
+             "unreadable"}
     assert names <= set(_loaders())
     assert all(f._info.max_entries for f in _loaders().values())
 
@@ -55,3 +58,31 @@ def test_the_runs_table_is_reloaded_once_its_entry_is_evicted(monkeypatch):
     cached.runs("s", (0,))
     assert len(calls) == cached.MAX_ENTRIES + 2  # ... the oldest was let go, and is read again
     cached.runs.clear()
+
+
+def test_weight_analyses_share_runs_across_subsets_and_run_at_most_the_cap_at_once(monkeypatch):
+    import threading
+    import time
+
+    active, peak, calls = [0], [0], []
+
+    def load(store, rid):
+        calls.append(rid)
+        active[0] += 1
+        peak[0] = max(peak[0], active[0])
+        time.sleep(0.05)
+        active[0] -= 1
+        return [{"W_QK": np.eye(4)[None], "W_OV": np.eye(4)[None]}]
+
+    monkeypatch.setattr(cached.st_store, "load_head_weights", load)
+    cached.analysed_run.clear()
+    threads = [threading.Thread(target=cached.analysed, args=("s", tuple(f"r{i}{j}" for j in range(3)), (0,)))
+               for i in range(6)]  # fmt: skip
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert peak[0] <= cached.HEAVY._initial_value == 2
+    cached.analysed("s", ("r00", "r11", "r22"), (0,))  # a new subset of runs already analysed: nothing loads
+    assert len(calls) == 18
+    cached.analysed_run.clear()

@@ -102,7 +102,8 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
 )
 def test_bad_flags_one_line_exit_2_nothing_written(tmp_path, capsys, argv, flag):
     store = tmp_path / "store"
-    args = argv if argv[0] in ("bench", "prune", "pretrained") else ["sweep", *argv]  # sweep's flags unless the case names another
+    # sweep's flags unless the case names another command
+    args = argv if argv[0] in ("bench", "prune", "pretrained") else ["sweep", *argv]
     with pytest.raises(SystemExit) as err:
         main([*args, "--store", str(store)])
     assert err.value.code == 2

@@ -3,6 +3,8 @@
 core.dashboard.ui wraps these with the sidebar's store; nothing here knows about widgets or the session.
 """
 
+import os
+import threading
 import time
 from pathlib import Path
 
@@ -54,19 +56,36 @@ def metrics(store: str, run_ids: tuple, names: tuple | None, fp: tuple) -> pd.Da
     return st_store.load_metrics(store, run_ids, names)
 
 
-@st.cache_data(max_entries=MAX_ENTRIES, show_spinner="Computing similarity metrics and singular values…")
+def _heavy_limit() -> int:
+    value = os.environ.get(HEAVY_ENV, "")
+    return int(value) if value.isdigit() and int(value) > 0 else 2
+
+
+# At most this many weight analyses run at once on the server, whatever the number of visitors: each holds a
+# run's matrices and their SVDs, so many sessions at once would otherwise stack them all in memory.
+HEAVY_ENV = "ATTENTION_LAB_HEAVY_RENDERS"
+HEAVY = threading.BoundedSemaphore(_heavy_limit())
+RUN_ENTRIES = 4096  # per-run analyses kept (a few KB each): sessions asking overlapping subsets share them
+
+
+@st.cache_data(max_entries=RUN_ENTRIES, show_spinner=False)
+def analysed_run(store: str, run_id: str, fp: tuple) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both analyses of one run's final weights, the file read once. Spectra are kept as the mean over layers
+    and heads per (matrix, index), which is all a page draws: a tenth of the rows."""
+    with HEAVY:
+        layers = st_store.load_head_weights(store, run_id)
+        head_metrics = similarity.metrics_frame(layers, run_id=run_id)
+        sp = similarity.spectra_frame(layers, run_id=run_id)
+    return _compact(head_metrics), _compact(sp.groupby(["run_id", "matrix", "index"], as_index=False)["value"].mean())
+
+
 def analysed(store: str, run_ids: tuple, fp: tuple) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Both analyses of these runs' final weights, each file read once. Spectra are kept as the mean over
-    layers and heads per (run, matrix, index), which is all a page draws: a tenth of the rows."""
-    head_metrics, spectra = [], []
-    for rid in run_ids:
-        layers = st_store.load_head_weights(store, rid)
-        head_metrics.append(similarity.metrics_frame(layers, run_id=rid))
-        sp = similarity.spectra_frame(layers, run_id=rid)
-        spectra.append(sp.groupby(["run_id", "matrix", "index"], as_index=False)["value"].mean())
-    if not head_metrics:
+    """analysed_run of each run, concatenated: a visitor's subset reuses every run another visitor analysed."""
+    with st.spinner("Computing similarity metrics and singular values…"):
+        parts = [analysed_run(store, rid, fp) for rid in run_ids]
+    if not parts:
         return pd.DataFrame(), pd.DataFrame()
-    return _compact(pd.concat(head_metrics, ignore_index=True)), _compact(pd.concat(spectra, ignore_index=True))
+    return tuple(_compact(pd.concat([p[i] for p in parts], ignore_index=True)) for i in (0, 1))
 
 
 def _compact(df: pd.DataFrame) -> pd.DataFrame:
