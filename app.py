@@ -12,6 +12,7 @@ PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),
     st.Page("pages/scaling.py", title="Scaling", icon=":material/trending_up:"),
     st.Page("pages/loss_curves.py", title="Loss curves", icon=":material/show_chart:"),
+    st.Page("pages/runs.py", title="Runs", icon=":material/table_rows:"),
     st.Page("pages/learning_rate.py", title="Learning rate", icon=":material/tune:"),
     st.Page("pages/parameters.py", title="Parameters", icon=":material/functions:"),
     st.Page("pages/runtime.py", title="Runtime", icon=":material/timer:"),

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from core.analysis import findings
 from core.dashboard import plots, ui
 
 ui.require_router()
@@ -20,12 +21,14 @@ runs = ui.one_lr(runs)
 METRICS = ["test_loss", "test_acc", "val_loss", "val_acc", "train_loss", "tokens_per_s"]
 METRICS += [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(runs.n_layers.max()))]
 
-c = st.columns([2, 2, 2, 3, 1.2, 1.6])
+c = st.columns([2, 2, 2, 3, 1.2, 1.6, 1.8])
 metric = ui.url_widget(c[0].selectbox, "Metric", "metric", "test_loss", options=METRICS)
 x = ui.url_widget(c[1].selectbox, "x axis", "x", "step", options=["step", "wall_time"])
 band = ui.url_widget(c[2].selectbox, "Band across seeds", "band", "std", options=["std", "minmax", "none"])
 smoothing = ui.url_widget(c[3].slider, "EMA smoothing", "smooth", 0.0, min_value=0.0, max_value=0.99, step=0.01)
-log_y = ui.url_widget(c[4].toggle, "log y", "logy", not metric.endswith("_acc"))
+delta = ui.url_widget(c[6].toggle, "Δ vs standard", "delta", False,
+                      help="each run minus standard's run of the same task and seed (the same batches), per step")
+log_y = ui.url_widget(c[4].toggle, "log y", "logy", not metric.endswith("_acc"), disabled=delta)
 show_runs = ui.url_widget(c[5].toggle, "each seed", "seeds", False, help="draw every seed's run too")
 
 tidy = ui.metrics(runs.run_id.unique(), [metric, "wall_time"])
@@ -37,12 +40,21 @@ data = data[["attention", "task", "seed", "run_id", "step"] + (["wall_time"] if 
 if data.empty:
     st.info(f"No `{metric}` values in these runs.")
     st.stop()
+if delta:
+    if "standard" not in set(data.attention) or x != "step":
+        st.info("Δ vs standard needs `standard` among the sidebar's parameterizations and steps on the x axis.")
+        st.stop()
+    data = findings.paired_difference(data)
+    metric, log_y = f"Δ {metric} (minus standard, same seed)", False
 tasks = [t for t in ui.selection()["tasks"] if t in set(data.task)]
 fig = plots.loss_curves(
     data, metric, x=x, band=band, show_runs=show_runs, smoothing=smoothing, log_y=log_y, tasks=tasks
 )
-if metric.endswith("_acc"):  # chance levels on the test set, as `baselines` stored them
+if delta:
+    fig.add_hline(y=0, line=dict(color="#555555", dash="dot"))
+elif metric.endswith("_acc"):  # chance levels on the test set, as `baselines` stored them
     chance = ui.chance_levels()
     levels = {t: {k: v for k, v in chance.get(t, {}).items() if k != "uniform"} for t in tasks}
     fig = plots.with_levels(fig, tasks, levels)
-ui.chart(fig, data.sort_values(["task", "attention", "seed", "step"]), f"curves-{metric}")
+name = f"curves-{metric}" if not delta else f"curves-delta-{metric.split()[1]}"
+ui.chart(fig, data.sort_values(["task", "attention", "seed", "step"]), name)

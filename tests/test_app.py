@@ -23,6 +23,7 @@ PAGES = {
     "overview": 2,
     "scaling": 2,
     "loss_curves": 1,
+    "runs": 0,
     "learning_rate": 3,
     "parameters": 3,
     "runtime": 1,
@@ -359,3 +360,23 @@ print("torch-free:", len({pages!r}))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"torch-free: {len(pages)}" in done.stdout
+
+
+def test_runs_page_sorts_and_filters_from_the_url():
+    at = open_page("runs", rsort="test_acc", rdesc="1", rstatus="ok", attn="standard,identity", tasks="sort")
+    table = next(df.value for df in at.dataframe if "run_id" in df.value)
+    assert list(table.test_acc) == sorted(table.test_acc, reverse=True)
+    assert set(table.attention) == {"standard", "identity"} and set(table.task) == {"sort"}
+    assert len(table) == 2 * 5 * 4  # two parameterizations x 5 seeds x the 4 lrs of the grid: every run
+    one = table.run_id.iloc[0]
+    filtered = next(df.value for df in open_page("runs", rid=one[:6]).dataframe if "run_id" in df.value)
+    assert list(filtered.run_id) == [one]
+
+
+def test_delta_curves_pair_each_seed_with_standards():
+    at = open_page("loss_curves", delta="1", attn="standard,tied_qk", tasks="reverse")
+    fig = specs(at)[0]
+    names = {t.get("name") for t in fig["data"] if t.get("name")}
+    assert "tied_qk" in names and "standard" not in names  # standard minus itself is not drawn
+    assert fig["layout"]["yaxis"]["title"]["text"].startswith("Δ test_loss")
+    assert fig["layout"]["yaxis"].get("type") != "log" and len(fig["layout"]["shapes"]) == 1  # the zero line

@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 # A sub-page first: a link opened on a freshly started server must get the router and sidebar too.
-PAGES = ["loss_curves", "", "scaling", "learning_rate", "parameters", "runtime", "similarity", "attention_maps",
+PAGES = ["loss_curves", "", "scaling", "runs", "learning_rate", "parameters", "runtime", "similarity", "attention_maps",
          "in_practice", "train"]  # fmt: skip
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]  # fmt: skip

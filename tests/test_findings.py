@@ -199,3 +199,14 @@ def test_each_task_is_read_at_its_longest_training():
     kept = findings.at_longest(pd.concat([short, long], ignore_index=True))
     assert set(zip(kept.task, kept.steps)) == {("a", 1600), ("b", 800)}  # b was never retrained: it stays
     assert len(kept) == 4 and findings.at_longest(kept.iloc[0:0]).empty
+
+
+def test_paired_difference_subtracts_the_reference_run_of_the_same_task_seed_and_step():
+    curves = pd.DataFrame(
+        [(a, "sort", s, f"{a}{s}", step, base + s + step) for a, base in (("standard", 0.0), ("tied_qk", 2.0))
+         for s in (0, 1) for step in (0, 10)],
+        columns=["attention", "task", "seed", "run_id", "step", "value"],
+    )  # fmt: skip
+    d = findings.paired_difference(curves)
+    assert set(d.attention) == {"tied_qk"} and len(d) == 4 and (d.value == 2.0).all()
+    assert findings.paired_difference(curves[curves.seed == 0].assign(seed=[0, 0, 5, 5])).empty  # no seed pairs

@@ -257,6 +257,16 @@ FAMILY = ("Holm over the comparisons shown together (every parameterization × t
 
 
 # ---- from the metrics over training --------------------------------------------------------------
+def paired_difference(curves: pd.DataFrame, reference: str = "standard") -> pd.DataFrame:
+    """Each run's curve minus the reference's run of the same task, seed and step (the same training batches:
+    a seed fixes the data), for every other parameterization. curves: attention, task, seed, run_id, step,
+    value; returns the same columns with value = difference. Band it over seeds as any curve."""
+    keys = ["task", "seed", "step"]
+    ref = curves[curves.attention == reference][keys + ["value"]].rename(columns={"value": "reference"})
+    others = curves[curves.attention != reference].merge(ref, on=keys)
+    return others.assign(value=others.value - others.reference).drop(columns="reference")
+
+
 def time_to_solve(metrics: pd.DataFrame) -> pd.Series:
     """Per run_id: the first evaluation step with validation accuracy >= SOLVED (absent if never)."""
     v = metrics[(metrics.metric == "val_acc") & (metrics.value >= SOLVED)]

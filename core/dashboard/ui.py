@@ -205,7 +205,7 @@ def _parse(raw: str, default, options=None, multi=False, low=None, high=None):
     if multi:
         return [v for v in raw.split(",") if options is None or v in options]
     if isinstance(default, bool):
-        return raw == "1"
+        return raw.lower() in ("1", "true", "yes", "on")
     if isinstance(default, int | float):
         try:
             value = type(default)(raw)
