@@ -224,6 +224,29 @@ def cmd_summary(args, parser):
                 print(f"- {line}")
 
 
+def add_export(sub):
+    from .results.export import FORMATS
+
+    p = sub.add_parser("export", help="runs and metrics as csv/parquet, or into TensorBoard, MLflow or W&B (offline)")
+    p.add_argument("--store", default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    p.add_argument("--to", type=choice("to", FORMATS), required=True, help=f"one of {', '.join(FORMATS)}")
+    p.add_argument("--out", type=store_dir, required=True, help="directory to write into (created if absent)")
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args, parser):
+    from .results.export import MissingExtra, export
+
+    if not Path(args.store).is_dir():
+        parser.error(f"--store: {args.store!r} is not a directory")
+    try:
+        print(export(args.store, args.to, args.out))
+    except ValueError as err:
+        flag_error(parser, err)
+    except MissingExtra as err:
+        parser.exit(2, f"error: {err}\n")
+
+
 def add_prune(sub):
     p = sub.add_parser(
         "prune",
@@ -284,6 +307,7 @@ def build_parser() -> Parser:
     add_sweep(sub)
     add_summary(sub)
     add_prune(sub)
+    add_export(sub)
     add_index(sub)
     from .analysis.baselines import add_baselines
     from .analysis.pretrained import add_pretrained

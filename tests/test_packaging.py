@@ -22,7 +22,7 @@ def test_pyproject_pins_what_the_requirements_files_pin():
     assert set(project["dependencies"]) == _pins(ROOT / "requirements.txt")
     assert set(extras["ray"]) == _pins(ROOT / "requirements-ray.txt")
     dev = {d for d in extras["dev"] if not d.startswith("attention-lab")}
-    assert dev | set(extras["pretrained"]) == _pins(ROOT / "requirements-dev.txt")
+    assert dev | set(extras["pretrained"]) | set(extras["export"]) == _pins(ROOT / "requirements-dev.txt")
     assert project["scripts"]["attention-lab"] == "core.cli:main"
 
 
