@@ -1,0 +1,11 @@
+"""attention-lab: configs, tasks, the tiny transformer, its training and the results store (see README's Layout).
+
+`import core` loads nothing heavy; `core.load_model` loads torch when called.
+"""
+
+
+def load_model(store, run_id: str):
+    """A stored run as its trained Transformer and configs (core.results.models.load_model; loads torch)."""
+    from .results.models import load_model as load
+
+    return load(store, run_id)

@@ -8,6 +8,7 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from core.experiments.run_job import Job, record
 from core.results import claims
@@ -189,3 +190,23 @@ def test_crafted_weights_are_refused_with_a_reason_not_a_crash(tmp_path, trained
     assert reason in st.weights_problem(tmp_path, rid)
     with pytest.raises(ValueError, match=reason):
         st.load_head_weights(tmp_path, rid)
+
+
+def test_a_reloaded_run_reproduces_its_stored_test_loss_until_pruned(tmp_path):
+    import core
+    from core.experiments import sweep
+    from core.training.reference import eval_loss
+
+    jobs = sweep.plan(["tied_qk"], ["reverse"], 2, TrainConfig(steps=20, eval_every=10, batch_size=8),
+                      {"d_model": 16, "n_heads": 2})  # fmt: skip
+    assert sweep.run(tmp_path, jobs, "cpu")["trained"] == 2
+    runs = st.load_runs(tmp_path)
+    for row in runs.itertuples():
+        model, configs = core.load_model(tmp_path, row.run_id)
+        assert configs["model"].attention == "tied_qk" and configs["train"].lr == row.lr
+        x, y, m = make_task(configs["task"]).eval_set("test")
+        with torch.no_grad():
+            assert eval_loss(model, x, y, m) == pytest.approx(row.test_loss, rel=1e-5)
+    st.drop_weights(tmp_path, [runs.run_id[0]])
+    with pytest.raises(ValueError, match="keeps no model"):
+        core.load_model(tmp_path, runs.run_id[0])

@@ -85,7 +85,8 @@ def store_results(store, job: Job, results, command=None) -> dict:
     for r in results:
         metrics = pd.DataFrame(r.metrics, columns=["step", "metric", "value"])
         rid = ids[(r.lr, r.seed)]
-        st.write_run(store, record(job, r, rid, command), metrics, r.head_weights, r.patterns, r.examples)
+        state = {k: v.numpy() for k, v in r.state_dict.items()} or None
+        st.write_run(store, record(job, r, rid, command), metrics, r.head_weights, r.patterns, r.examples, state)
     index.append(store, [ids[(r.lr, r.seed)] for r in results])  # one index segment per job (core.results.index)
     return {"trained": len(results), "diverged": sum(r.status == "diverged" for r in results)}
 

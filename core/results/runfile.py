@@ -103,6 +103,11 @@ def weights_path(store, run_id: str) -> Path:
     return Path(store) / "weights" / f"{run_id}.safetensors"
 
 
+def model_path(store, run_id: str) -> Path:
+    """The run's whole trained model: its state_dict in float32 (core.load_model reads it back)."""
+    return Path(store) / "models" / f"{run_id}.safetensors"
+
+
 OLD_METRICS = {"eval_loss": "test_loss", "eval_acc": "test_acc"}  # stores made before the val/test split
 
 

@@ -40,6 +40,7 @@ from .runfile import (  # noqa: F401 - the store's interface
     OLD_METRICS,
     RUN_COLUMNS,
     atomic_write,
+    model_path,
     read_meta,
     read_run_meta,
     run_path,
@@ -175,9 +176,14 @@ def _compact(hw: dict) -> dict:
     return keep
 
 
-def write_run(store, summary: dict, metrics: pd.DataFrame, head_weights: list, patterns=None, examples=None):
-    """Store one finished run. summary holds run_id, the configs, status and final numbers."""
+def write_run(store, summary: dict, metrics: pd.DataFrame, head_weights: list, patterns=None, examples=None,
+              state_dict: dict | None = None):
+    """Store one finished run. summary holds run_id, the configs, status and final numbers; state_dict (numpy
+    arrays) is the whole model, kept in float32 so a reloaded run reproduces its numbers."""
     run_id = summary["run_id"]
+    if state_dict is not None:
+        tensors = {k: np.ascontiguousarray(np.asarray(v, dtype=np.float32)) for k, v in state_dict.items()}
+        atomic_write(model_path(store, run_id), lambda tmp: save_file(tensors, str(tmp), metadata={"run_id": run_id}))
     meta = {"format": FORMAT, **summary, "provenance": provenance(summary.get("command"))}
     tensors = {}
     for layer, hw in enumerate(head_weights):
@@ -289,9 +295,10 @@ def weights_problem(store, run_id: str) -> str | None:
 
 
 def drop_weights(store, run_ids) -> int:
-    """Delete these runs' weights files (their metrics stay); returns how many were removed."""
+    """Delete these runs' weights and model files (their metrics stay); returns how many runs lost weights."""
     removed = 0
     for rid in run_ids:
+        model_path(store, rid).unlink(missing_ok=True)
         path = weights_path(store, rid)
         if path.exists():
             path.unlink()

@@ -41,6 +41,7 @@ class RunResult:
     threads: int = 1  # intra-op threads it trained with (a sweep with workers gives each one core)
     n_ensemble: int = 1  # members that really trained together in this ensemble
     head_weights: list = field(default_factory=list)  # per layer, head_weights() of the final model
+    state_dict: dict = field(default_factory=dict)  # the final model's, on the CPU: reloadable (core.load_model)
     patterns: torch.Tensor | None = None  # (L, N_PATTERN_EXAMPLES, H, T, T)
     examples: torch.Tensor | None = None  # (N_PATTERN_EXAMPLES, T) the tokens those patterns are for
 
@@ -290,6 +291,7 @@ def _finish(results, params, model_cfg, eval_inputs) -> None:  # params: stacked
         model = Transformer(model_cfg).to(eval_inputs.device)
         model.load_state_dict({k: v[i].detach() for k, v in params.items()})
         r.head_weights = [{k: v.cpu() for k, v in hw.items()} for hw in model.head_weights()]
+        r.state_dict = {k: v.detach().float().cpu() for k, v in model.state_dict().items()}
         if r.status == "ok":
             r.patterns = model.attention_patterns(examples).cpu()
             r.examples = examples.cpu()
