@@ -9,7 +9,9 @@ from core.dashboard import plots, ui
 ui.require_router()
 st.title("In practice: real pretrained heads")
 st.markdown(
-    "Seed 002 asks how similar W_Q, W_K and W_V are *in practice*. The same metrics as the Similarity page, on "
+    "Seed 002 asks how similar W_Q, W_K and W_V are *in practice*. The same metrics as the Similarity page, on every "
+    "pretrained model in the store (`python -m core pretrained --model PATH` adds a local GPT-2, BERT/RoBERTa or "
+    "Llama/Mistral/Qwen2 checkpoint); the bundled store holds "
     "**all-MiniLM-L6-v2** (a bidirectional BERT encoder: 6 layers × 12 heads, d_model 384, d_head 32) and "
     "**SmolLM2-135M-Instruct** (a causal decoder with grouped-query attention: 30 layers × 9 query heads sharing "
     "3 key/value heads, d_model 576, d_head 64), next to our trained `standard` runs and random "
@@ -73,18 +75,28 @@ ui.chart(
     f"practice-heads-{metric}",
 )
 
-st.subheader("Encoder vs decoder")
+st.subheader("Encoders vs decoders")
 sym = pre[pre.metric == "sym_QK"].groupby(["attention", "kind"])["value"].agg(["mean", "std"]).reset_index()
-enc, dec = sym[sym.kind == "encoder"].iloc[0], sym[sym.kind == "decoder"].iloc[0]
-more = "more" if enc["mean"] > dec["mean"] else "less"
-rand_enc = ui.random_baseline(int(shapes.loc[enc.attention, "d_model"]), int(shapes.loc[enc.attention, "d_head"]))
-st.markdown(
-    f"The bidirectional encoder's W_QK is **{more} symmetric** than the causal decoder's: symmetric share "
-    f"{enc['mean']:.3f} ± {enc['std']:.3f} ({enc.attention}) vs {dec['mean']:.3f} ± {dec['std']:.3f} "
-    f"({dec.attention}), against {rand_enc.set_index('metric').loc['sym_QK', 'mean']:.3f} for random matrices. "
-    "Saponati et al. (2025) report that bidirectional training makes W_QK more symmetric and autoregressive "
-    "training more directional; these numbers are computed from the shipped weights."
-)
+described = {k: ", ".join(f"{r.attention} {r['mean']:.3f} ± {r['std']:.3f}" for _, r in g.iterrows())
+             for k, g in sym.groupby("kind")}  # fmt: skip
+if {"encoder", "decoder"} <= set(described):
+    enc, dec = sym[sym.kind == "encoder"]["mean"], sym[sym.kind == "decoder"]["mean"]
+    first = sym[sym.kind == "encoder"].iloc[0].attention
+    rand = ui.random_baseline(int(shapes.loc[first, "d_model"]), int(shapes.loc[first, "d_head"]))
+    order = ("more" if enc.min() > dec.max() else "less" if enc.max() < dec.min() else None)
+    st.markdown(
+        "Symmetric share of W_QK (mean ± std over layers and heads): bidirectional encoders "
+        f"{described['encoder']}; causal decoders {described['decoder']}; random matrices of {first}'s shapes "
+        f"{rand.set_index('metric').loc['sym_QK', 'mean']:.3f}. "
+        + (f"Every encoder here is **{order} symmetric** than every decoder. " if order else
+           "The two kinds overlap here. ")
+        + "Saponati et al. (2025) report that bidirectional training makes W_QK more symmetric and autoregressive "
+        "training more directional; these numbers are computed from the stored weights."
+    )  # fmt: skip
+else:
+    kinds = " and ".join(f"{k}s ({v})" for k, v in described.items())
+    st.info(f"This store holds {kinds} only: the comparison needs an encoder and a decoder "
+            "(`python -m core pretrained --model PATH` adds your own checkpoint).")  # fmt: skip
 table = pre.groupby(["attention", "kind", "metric"], as_index=False)["value"].mean()
 table = plots.in_order(table.pivot_table(index=["attention", "kind"], columns="metric", values="value").reset_index())
 st.dataframe(table.round(3), hide_index=True, width="stretch")

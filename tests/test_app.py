@@ -380,3 +380,31 @@ def test_delta_curves_pair_each_seed_with_standards():
     assert "tied_qk" in names and "standard" not in names  # standard minus itself is not drawn
     assert fig["layout"]["yaxis"]["title"]["text"].startswith("Δ test_loss")
     assert fig["layout"]["yaxis"].get("type") != "log" and len(fig["layout"]["shapes"]) == 1  # the zero line
+
+
+def test_in_practice_shows_any_number_of_models_and_a_store_without_an_encoder(stores_root, tmp_path):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_checkpoints import gpt2, llama
+
+    from core.analysis import checkpoints
+    from core.results import store as st
+
+    store = stores_root / "mine"
+    (store / "runs").mkdir(parents=True)
+    keep = st.load_runs(ROOT / "data")
+    keep = keep[(keep.attention == "standard") & (keep.task == "reverse")].run_id[:3]
+    for rid in keep:
+        shutil.copy(st.run_path(ROOT / "data", rid), store / "runs")
+        (store / "weights").mkdir(exist_ok=True)
+        if st.weights_path(ROOT / "data", rid).exists():
+            shutil.copy(st.weights_path(ROOT / "data", rid), store / "weights")
+    for make, name in ((llama, "tiny-llama"), (gpt2, "tiny-gpt2")):
+        make(tmp_path / name)
+        checkpoints.run(store, tmp_path / name, log=lambda *_: None)
+    at = open_page("in_practice", store="mine")
+    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    assert any("decoders" in i.value and "only" in i.value for i in at.info)
+    names = {t.get("name") for spec in specs(at) for t in spec["data"]}
+    assert {"tiny-llama", "tiny-gpt2"} <= names
