@@ -56,12 +56,13 @@ st.subheader("Per layer")
 per_layer = d.groupby(["attention", "layer"], as_index=False)["value"].agg(["mean", "std"]).fillna(0.0)
 per_layer = per_layer.rename(columns={"mean": metric})
 fig = plots.lines_by_attention(per_layer, "layer", metric)
-for name, value in base.items():
+for i, (name, value) in enumerate(base.items()):  # labels alternate sides, so close lines do not overlap
     fig.add_hline(
         y=value,
         line=dict(color=plots.color(name), dash="dot"),
         annotation_text=f"random, {name} shapes",
         annotation_font_size=10,
+        annotation_position="top left" if i % 2 else "bottom right",
     )
 ui.chart(fig, per_layer, f"practice-layers-{metric}")
 st.caption("Mean over heads per layer. Dotted lines: random Gaussian matrices of each model's shapes (computed).")

@@ -21,15 +21,16 @@ runs = ui.one_lr(runs)
 METRICS = ["test_loss", "test_acc", "val_loss", "val_acc", "train_loss", "tokens_per_s"]
 METRICS += [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(runs.n_layers.max()))]
 
-c = st.columns([2, 2, 2, 3, 1.2, 1.6, 1.8])
+c = st.columns([2, 2, 2, 3])
 metric = ui.url_widget(c[0].selectbox, "Metric", "metric", "test_loss", options=METRICS)
 x = ui.url_widget(c[1].selectbox, "x axis", "x", "step", options=["step", "wall_time"])
 band = ui.url_widget(c[2].selectbox, "Band across seeds", "band", "std", options=["std", "minmax", "none"])
 smoothing = ui.url_widget(c[3].slider, "EMA smoothing", "smooth", 0.0, min_value=0.0, max_value=0.99, step=0.01)
-delta = ui.url_widget(c[6].toggle, "Δ vs standard", "delta", False,
+c = st.columns(3)  # the toggles on their own row, so no label is cut at a projector's 1280 px
+delta = ui.url_widget(c[2].toggle, "Δ vs standard", "delta", False,
                       help="each run minus standard's run of the same task and seed (the same batches), per step")
-log_y = ui.url_widget(c[4].toggle, "log y", "logy", not metric.endswith("_acc"), disabled=delta)
-show_runs = ui.url_widget(c[5].toggle, "each seed", "seeds", False, help="draw every seed's run too")
+log_y = ui.url_widget(c[0].toggle, "log y", "logy", not metric.endswith("_acc"), disabled=delta)
+show_runs = ui.url_widget(c[1].toggle, "each seed", "seeds", False, help="draw every seed's run too")
 
 tidy = ui.metrics(runs.run_id.unique(), [metric, "wall_time"])
 m, wall = tidy[tidy.metric == metric], tidy[tidy.metric == "wall_time"]

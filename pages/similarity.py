@@ -70,14 +70,15 @@ else:
             )
         matched = plots.in_order(matched)
         st.dataframe(
-            matched.style.apply(lambda row: ["color: #9a9a9a"] * len(row) if row.by_construction else [""] * len(row),
-                                axis=1).format(precision=3),
+            matched.style.apply(lambda row: ["color: #9a9a9a"] * len(row) if row.by_construction or pd.isna(row.trained)
+                                else [""] * len(row), axis=1).format(precision=3),
             hide_index=True, width="stretch",
         )  # fmt: skip
         ui.download(matched, f"matched-{metric}-{task}")
         if not fixed.empty:
             st.caption(f"Greyed: `{metric}` holds by construction for {', '.join(sorted(set(fixed.attention)))} "
-                       "(the same value at every initialisation): not a finding.")  # fmt: skip
+                       "(the same value at every initialisation): not a finding; and rows where it is not defined "
+                       "(no value).")  # fmt: skip
 
 st.subheader("Which metrics survive a change of basis")
 st.markdown(

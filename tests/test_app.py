@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -408,3 +409,21 @@ def test_in_practice_shows_any_number_of_models_and_a_store_without_an_encoder(s
     assert any("decoders" in i.value and "only" in i.value for i in at.info)
     names = {t.get("name") for spec in specs(at) for t in spec["data"]}
     assert {"tiny-llama", "tiny-gpt2"} <= names
+
+
+@pytest.mark.parametrize("page, table, drop", [("runtime", "bench/training.parquet", "engine"),
+                                               ("runtime", "bench/attention.parquet", "ratio"),
+                                               ("similarity", "analysis/init.parquet", "value"),
+                                               ("similarity", "analysis/random.parquet", "by_construction")])  # fmt: skip
+def test_a_crafted_table_missing_a_column_is_skipped_not_a_crash(page, table, drop, stores_root):
+    """Valid metadata, a required column gone: the schema layer skips the file (warning the server log), the
+    page renders as for a store without that table."""
+    from core.results import store as st
+
+    store = stores_root / "crafted"
+    for sub in ("runs", "weights", "bench", "analysis"):
+        shutil.copytree(ROOT / "data" / sub, store / sub)
+    path = store / table
+    st.write_table(path, pd.read_parquet(path).drop(columns=drop), st.read_meta(path))
+    at = open_page(page, store="crafted", attn="standard,stacked", tasks="reverse")
+    assert not at.exception, [e.value for e in at.exception]
