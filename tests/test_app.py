@@ -411,10 +411,15 @@ def test_in_practice_shows_any_number_of_models_and_a_store_without_an_encoder(s
     assert {"tiny-llama", "tiny-gpt2"} <= names
 
 
-@pytest.mark.parametrize("page, table, drop", [("runtime", "bench/training.parquet", "engine"),
-                                               ("runtime", "bench/attention.parquet", "ratio"),
-                                               ("similarity", "analysis/init.parquet", "value"),
-                                               ("similarity", "analysis/random.parquet", "by_construction")])  # fmt: skip
+CRAFTED = [
+    ("runtime", "bench/training.parquet", "engine"),
+    ("runtime", "bench/attention.parquet", "ratio"),
+    ("similarity", "analysis/init.parquet", "value"),
+    ("similarity", "analysis/random.parquet", "by_construction"),
+]
+
+
+@pytest.mark.parametrize("page, table, drop", CRAFTED)
 def test_a_crafted_table_missing_a_column_is_skipped_not_a_crash(page, table, drop, stores_root):
     """Valid metadata, a required column gone: the schema layer skips the file (warning the server log), the
     page renders as for a store without that table."""
