@@ -4,6 +4,9 @@ empty state.
 Nothing here trains or imports torch; it reads the sidebar's store through core.dashboard.cached's loaders.
 """
 
+import re
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
@@ -58,8 +61,13 @@ def unreadable_notice(store, loaded: pd.DataFrame) -> None:
 
 
 def provenance(store) -> list[dict]:
-    """The commands that made a store's runs, newest first (read once per change of the store)."""
-    return cached.provenance(str(store), cached.fingerprint(store))
+    """The commands that made a store's runs, newest first (read once per change of the store), each absolute
+    path in a command shortened to its last component: a visitor never sees where the server keeps things."""
+    return [{**p, "command": _no_paths(p["command"])} for p in cached.provenance(str(store), cached.fingerprint(store))]
+
+
+def _no_paths(command: str) -> str:
+    return re.sub(r"(?<![^\s=])/\S+", lambda m: Path(m.group(0)).name or "/", command or "")
 
 
 def table(kind: str, name: str) -> pd.DataFrame:
