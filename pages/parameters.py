@@ -29,13 +29,8 @@ names = plots.ordered(runs.attention)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def breakdown(names: tuple, size: tuple) -> pd.DataFrame:
-    return live.breakdown(list(names), dict(size))
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def count_params(rows: tuple) -> list[int]:
-    return live.count_params([dict(r) for r in rows])
+def counts(names: tuple, size: tuple, rows: tuple) -> tuple[pd.DataFrame, list[int]]:
+    return live.counts(list(names), dict(size), [dict(r) for r in rows])
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -43,9 +38,14 @@ def fold_check(d_model: int, n_heads: int, seed: int) -> dict:
     return live.fold_check(d_model, n_heads, seed)
 
 
-parts = breakdown(tuple(names), tuple(size.items()))
-st.subheader("Formula and measured count, per parameterization")
 D, H = size["d_model"], size["n_heads"]
+grid_d, heads = [32, 64, 128, 256, 512, 1024], [h for h in (1, 2, 4, 8, 16) if size["d_model"] % h == 0]
+by_d = pd.DataFrame([{"attention": n, "d_model": d, "n_heads": H} for n in names for d in grid_d])
+by_h = pd.DataFrame([{"attention": n, "d_model": D, "n_heads": h} for n in names for h in heads])
+rows = tuple(tuple(r.items()) for r in pd.concat([by_d, by_h]).to_dict("records"))
+parts, n_params = counts(tuple(names), tuple(size.items()), rows)  # one child process for both
+by_d["params"], by_h["params"] = n_params[: len(by_d)], n_params[len(by_d) :]
+st.subheader("Formula and measured count, per parameterization")
 table = pd.DataFrame(
     [
         {
@@ -74,12 +74,6 @@ ui.chart(fig, parts, "params-components")
 st.subheader("How attention parameters scale (per layer, from the formulas)")
 c = st.columns(2)
 log_y = ui.url_widget(c[0].toggle, "log y", "plogy", True)
-grid_d = [32, 64, 128, 256, 512, 1024]
-by_d = pd.DataFrame([{"attention": n, "d_model": d, "n_heads": H} for n in names for d in grid_d])
-heads = [h for h in (1, 2, 4, 8, 16) if D % h == 0]
-by_h = pd.DataFrame([{"attention": n, "d_model": D, "n_heads": h} for n in names for h in heads])
-counts = count_params(tuple(tuple(r.items()) for r in pd.concat([by_d, by_h]).to_dict("records")))  # one child
-by_d["params"], by_h["params"] = counts[: len(by_d)], counts[len(by_d) :]
 ui.chart(plots.lines_by_attention(by_d, "d_model", "params", log_x=True, log_y=log_y), by_d, f"params-vs-d_model-H{H}")
 st.caption(f"n_heads = {H}; d_head = d_model / n_heads. identity has no parameters, so a log axis cannot show it.")
 ui.chart(plots.lines_by_attention(by_h, "n_heads", "params", log_y=log_y), by_h, f"params-vs-n_heads-D{D}")

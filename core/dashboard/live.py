@@ -26,14 +26,11 @@ def _ask(what: str, **kw):
     return json.loads(done.stdout)
 
 
-def breakdown(names: list[str], size: dict) -> pd.DataFrame:
-    """Formula and measured parameter count per component of each parameterization at `size`."""
-    return pd.DataFrame(_ask("breakdown", names=list(names), size=size))
-
-
-def count_params(rows: list[dict]) -> list[int]:
-    """core.attention.registry.count_params for each row (attention, d_model, n_heads)."""
-    return _ask("count_params", rows=rows)
+def counts(names: list[str], size: dict, rows: list[dict]) -> tuple[pd.DataFrame, list[int]]:
+    """In one child: the formula and measured parameter count per component of each parameterization at `size`,
+    and core.attention.registry.count_params for each row (attention, d_model, n_heads)."""
+    answer = _ask("counts", names=list(names), size=size, rows=rows)
+    return pd.DataFrame(answer["breakdown"]), answer["count_params"]
 
 
 def fold_check(d_model: int, n_heads: int, seed: int) -> dict[str, float]:
@@ -66,6 +63,10 @@ def _fold_check(d_model, n_heads, seed):
     return fold_check(d_model, n_heads, seed=seed)
 
 
+def _counts(names, size, rows):
+    return {"breakdown": _breakdown(names, size), "count_params": _count_params(rows)}
+
+
 if __name__ == "__main__":
-    answer = {"breakdown": _breakdown, "count_params": _count_params, "fold_check": _fold_check}[sys.argv[1]]
+    answer = {"counts": _counts, "fold_check": _fold_check}[sys.argv[1]]
     print(json.dumps(answer(**json.loads(sys.argv[2]))))
