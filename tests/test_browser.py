@@ -141,7 +141,8 @@ def report(draws: list[tuple[str, float, float]]) -> None:
             "Written by `FIRST_DRAW_OUT=docs/first-draw.md python -m pytest tests/test_browser.py` "
             f"({time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} cores): each page opened once in "
             "order, from navigation until its sidebar, title and charts are drawn and its script has finished (a "
-            "fixed 0.5 s pause before that check included); the peak RSS (VmHWM) of the streamlit server after each.\n\n" + text + "\n"
+            "fixed 0.5 s pause before that check included); the peak RSS (VmHWM) of the streamlit server after "
+            "each.\n\n" + text + "\n"
         )
 
 
