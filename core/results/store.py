@@ -72,8 +72,10 @@ SCAN_SWEEPS = tuple(f"{_SCAN} {args}" for args in (
     f"{_NO_IDENTITY} --d-head 4", f"{_NO_IDENTITY} --d-head 8", "--attention all --d-model 32",
     f"{_NO_IDENTITY} --d-head 2",
     "--attention all --d-model 16", "--attention all --n-heads 1", "--attention all --n-heads 2",
-    "--attention all --n-heads 8",
-))  # fmt: skip
+    "--attention all --n-heads 8", "--attention all --length 4", "--attention all --length 16",
+    "--attention all --length 32", "--attention all --d-model 128",
+)) + tuple(f"{_SCAN.replace('associative_recall', 'induction')} --attention all --n-heads {h}" for h in (1, 2, 8))
+# fmt: skip
 
 
 def scan_command(command: str) -> str:
