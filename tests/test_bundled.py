@@ -17,7 +17,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 SEEDS = 5
 MORE_SEEDS = {"associative_recall": 10}  # the discriminating task, by the second documented command
 LONGER = {"associative_recall": 1600}  # and again at these steps, by the third
-WEIGHT_SEEDS = 4  # `python -m core prune --store data --max-seeds 4`
+WEIGHT_SEEDS = 3  # `python -m core prune --store data --max-seeds 3`
 
 
 def _scan_jobs(command: str) -> list:
