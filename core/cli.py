@@ -337,7 +337,8 @@ def main(argv=None) -> int:
     return 0
 
 
-WRITERS = {"sweep", "baselines", "pretrained", "bench", "prune", "index"}  # commands that write into --store
+# commands that write into --store (a sweep removes its store's leftovers itself: sweep.run does it first)
+WRITERS = {"baselines", "pretrained", "bench", "prune", "index"}
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ import os
 from pathlib import Path
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from ..training.config import stable_hash
 from . import index
@@ -66,10 +65,8 @@ def export(store, to: str, out) -> str:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if to in ("csv", "parquet"):
-        write = (lambda df, p: df.to_csv(p, index=False)) if to == "csv" else (lambda df, p: pq.write_table(
-            __import__("pyarrow").Table.from_pandas(df, preserve_index=False), p))  # fmt: skip
-        write(runs, out / f"runs.{to}")
-        write(metrics, out / f"metrics.{to}")
+        for name, df in (("runs", runs), ("metrics", metrics)):
+            (df.to_csv if to == "csv" else df.to_parquet)(out / f"{name}.{to}", index=False)
         return f"wrote {len(runs)} runs and {len(metrics)} metric rows to {out}/runs.{to} and metrics.{to}"
     return {"tensorboard": _tensorboard, "mlflow": _mlflow, "wandb": _wandb}[to](runs, metrics, out)
 
@@ -98,8 +95,8 @@ def _tensorboard(runs, metrics, out: Path) -> str:
 
 
 def _mlflow(runs, metrics, out: Path) -> str:
-    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")  # the local file store the issue asks for (MLflow 3
-    mlflow = _require("mlflow", "mlflow")  # steers to databases, which mlflow-skinny leaves out)
+    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")  # a local file store: MLflow 3 steers to databases,
+    _require("mlflow", "mlflow")  # which mlflow-skinny leaves out
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
 
@@ -119,7 +116,6 @@ def _mlflow(runs, metrics, out: Path) -> str:
             client.log_batch(run.info.run_id, metrics=points[i : i + 1000], params=params if i == 0 else [],
                              tags=[RunTag("seed", str(row["seed"]))] if i == 0 else [])  # fmt: skip
         client.set_terminated(run.info.run_id)
-    del mlflow
     return f"wrote {len(runs)} MLflow runs to the file store {out} (experiment {name!r}; tag `cell` groups seeds)"
 
 

@@ -234,7 +234,9 @@ def load_metrics(store, run_ids=None, metrics=None) -> pd.DataFrame:
             if META_KEY not in (f.schema_arrow.metadata or {}):
                 raise ValueError("no attention_lab metadata")
             schema.check_arrow(f.schema_arrow, schema.METRICS)
-            t = f.read(columns=METRIC_COLUMNS)
+            # without its schema metadata: the concatenated table takes the first file's, and a damaged pandas
+            # entry there would break every file's rows in to_pandas, not just its own
+            t = f.read(columns=METRIC_COLUMNS).replace_schema_metadata(None)
             tables.append(t if names is None else t.filter(pc.is_in(t["metric"], value_set=names)))
         except FileNotFoundError:
             continue

@@ -1,0 +1,41 @@
+"""What the AppTest suites share: open a page through the router (with the sidebar checked), its charts' specs."""
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = {
+    "overview": 2,
+    "scaling": 2,
+    "loss_curves": 1,
+    "runs": 0,
+    "learning_rate": 3,
+    "parameters": 3,
+    "runtime": 1,
+    "similarity": 3,
+    "attention_maps": 1,
+    "train": 0,
+}  # page -> how many plotly charts it shows on the bundled data
+
+
+def open_page(page: str, **params) -> AppTest:
+    """Run the app (router and sidebar), then switch to the page; the sidebar must be there on both."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    if page != "overview":
+        at.switch_page(f"pages/{page}.py")
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [w.label for w in at.sidebar.multiselect] == ["Tasks", "Parameterizations"]
+    assert [w.label for w in at.sidebar.selectbox] == [
+        "Store", "Model size", "Training steps", "Precision", "Learning rate"
+    ]  # fmt: skip
+    return at
+
+
+def specs(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
