@@ -40,7 +40,7 @@ def sidebar() -> dict:
         )
         path = stores.resolve(name) or stores.BUNDLED
         runs = ui.runs(path)
-        ui.unreadable_notice(path, runs)
+        ui.unreadable_notice(path)
         tasks = [t for t in catalog.TASK_NAMES if t in set(runs.get("task", []))]
         attns = ordered(runs.get("attention", []))
         chosen_tasks = ui.url_widget(st.multiselect, "Tasks", "tasks", tasks, options=tasks, multi=True)

@@ -300,3 +300,17 @@ def test_a_crafted_table_missing_a_column_is_skipped_not_a_crash(page, table, dr
     st.write_table(path, pd.read_parquet(path).drop(columns=drop), st.read_meta(path))
     at = open_page(page, store="crafted", attn="standard,stacked", tasks="reverse")
     assert not at.exception, [e.value for e in at.exception]
+
+
+def test_unreadable_run_files_are_a_counted_caption_in_the_sidebar(stores_root):
+    from core.results import store as st
+
+    store = stores_root / "damaged"
+    (store / "runs").mkdir(parents=True)
+    keep = st.load_runs(ROOT / "data")
+    for rid in keep[(keep.attention == "standard") & (keep.task == "reverse")].run_id[:3]:
+        shutil.copy(st.run_path(ROOT / "data", rid), store / "runs")
+    (store / "runs" / "garbled.parquet").write_bytes(b"not a run")
+    at = open_page("loss_curves", store="damaged")
+    assert any("1 run file(s) in this store cannot be read" in c.value for c in at.sidebar.caption)
+    assert any("runs/garbled.parquet" in t.value for t in at.sidebar.text)

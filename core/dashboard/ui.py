@@ -50,10 +50,10 @@ def runs(store) -> pd.DataFrame:
     return cached.runs(str(store), cached.fingerprint(store))
 
 
-def unreadable_notice(store, loaded: pd.DataFrame) -> None:
+def unreadable_notice(store) -> None:
     """A caption with the count of run files in the store that could not be read (left out of every page),
     their names in an expander: the server log is not where a visitor looks."""
-    bad = cached.unreadable(str(store), tuple(loaded.get("run_id", [])), cached.fingerprint(store))
+    bad = cached.unreadable(str(store), cached.fingerprint(store))
     if bad:
         st.caption(f"{len(bad)} run file(s) in this store cannot be read and are left out.")
         with st.expander("Unreadable run files"):
