@@ -106,6 +106,7 @@ def test_fuzzed_run_files_never_crash_a_reader(made, tmp_path):
 def _race(store, barrier, results, i):
     barrier.wait()
     results[i] = claims.claim(store, "contested")
+    barrier.wait()  # a sweep holds its claim while alive: a winner that exited early would leave it stale
 
 
 def test_processes_released_together_onto_a_stale_claim_win_it_once(tmp_path):
