@@ -43,7 +43,7 @@ def progress():
         who = "Your sweep" if mine else "A sweep started by another visitor"
         st.progress(job.progress, text=f"{who}: {job.label}: {job.progress:.0%}")
         if mine and st.button("Cancel", type="secondary", key="tr_cancel"):
-            job.cancel.set()
+            job.stop()
             st.toast("Cancelling after the current evaluation; finished runs stay stored.")
     elif not mine:
         return
@@ -81,10 +81,10 @@ if submitted:
     try:
         path = stores.writable(name)
         model = {"n_layers": int(n_layers), "d_model": int(d_model), "n_heads": int(n_heads)}
-        plan = jobs.plan(attentions, tasks, int(seeds), int(steps), model, lrs or None, precision)
-        if not plan:
-            raise ValueError("attention, task: pick at least one of each")
-        jobs.start(str(path), plan, owner=me, name=name)  # creates the store (a direct child of the root)
+        train = {"steps": int(steps), "precision": precision}
+        request = jobs.plan(attentions, tasks, int(seeds), train, model, lrs or None)
+        with st.spinner("Checking the sweep…"):
+            jobs.start(str(path), request, owner=me, name=name)  # creates the store (a direct child of the root)
         st.session_state.tr_seen = "running"
         st.rerun()  # the sidebar ran before the store existed: list it now
     except (ValueError, RuntimeError) as err:

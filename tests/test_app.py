@@ -209,13 +209,11 @@ def test_the_steps_choice_reads_each_task_at_its_longest_training_unless_one_len
     assert last_steps(at) == {"reverse": 10, "sort": 10}
 
 
-TORCH_PAGES = {"train"}  # it trains in the server; the Parameters page builds its models in a child process
-
-
-def test_read_only_pages_never_import_torch():
-    """Every other page, opened in a fresh interpreter through the router, leaves torch unloaded (~180 MB and
-    1.5 s of a first draw): the registries' names, formulas and chance levels reach them torch-free."""
-    pages = [p for p in [*PAGES, "in_practice"] if p not in TORCH_PAGES]
+def test_no_page_imports_torch():
+    """Every page, opened in a fresh interpreter through the router, leaves torch unloaded (~180 MB and 1.5 s of
+    a first draw): the registries' names, formulas and chance levels reach them torch-free, and the pages that
+    need torch (Parameters' live counts, Train's sweep) run it in a child process (tests/test_jobs.py)."""
+    pages = [*PAGES, "in_practice", "train"]
     code = f"""
 import sys
 from streamlit.testing.v1 import AppTest

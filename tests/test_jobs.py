@@ -1,15 +1,17 @@
 """The Train page's background sweep: runs, refuses a second one, cancels cleanly."""
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from core.dashboard import jobs
-from core.experiments import sweep
 from core.results import store as st
-from core.training.config import TrainConfig
 
 TINY = {"d_model": 16, "n_heads": 2}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def wait(job, timeout=120):
@@ -20,23 +22,57 @@ def wait(job, timeout=120):
 
 
 def test_background_sweep_finishes_and_stores_runs(tmp_path):
-    plan = sweep.plan(["standard", "identity"], ["reverse"], 2, TrainConfig(steps=20, eval_every=10), TINY)
+    plan = jobs.plan(["standard", "identity"], ["reverse"], 2, {"steps": 20, "eval_every": 10}, TINY)
     job = jobs.start(str(tmp_path), plan, owner="a")
     assert wait(job) == "finished" and job.progress == 1.0
     assert job.counts["trained"] == 4 and len(st.load_runs(tmp_path)) == 4
 
 
 def test_one_sweep_at_a_time_and_cancel_keeps_only_finished_runs(tmp_path):
-    plan = sweep.plan(["standard", "stacked", "mqa"], ["sort"], 1, TrainConfig(steps=400, eval_every=10), TINY)
+    plan = jobs.plan(["standard", "stacked", "mqa"], ["sort"], 1, {"steps": 400, "eval_every": 10}, TINY)
     job = jobs.start(str(tmp_path), plan, owner="a")
     with pytest.raises(RuntimeError, match="already running"):
         jobs.start(str(tmp_path), plan, owner="b")
     while job.done < 5 and job.state == "running":
         time.sleep(0.01)
-    job.cancel.set()
+    job.stop()
     assert wait(job) == "cancelled"
     assert len(st.load_runs(tmp_path)) < 3 and not list(tmp_path.rglob("*.tmp"))
-    assert jobs.start(str(tmp_path), plan[:0], owner="b") is not job  # the slot is free again
+    again = jobs.start(str(tmp_path), jobs.plan(["standard"], ["reverse"], 1, {"steps": 10}, TINY), owner="b")
+    assert again is not job and wait(again) == "finished"  # the slot is free again
+
+
+@pytest.mark.parametrize("field, request_", [
+    ("n_heads", {"model": {"d_model": 30, "n_heads": 4}}),
+    ("d_model", {"model": {"d_model": 1 << 20, "n_heads": 4}}),
+    ("attention", {"attentions": ["nope"]}),
+    ("steps", {"train": {"steps": 0}}),
+    ("precision", {"train": {"steps": 10, "precision": "fp8"}}),
+])  # fmt: skip
+def test_a_bad_request_is_one_line_naming_the_field_and_creates_no_store(field, request_, tmp_path):
+    request = {**jobs.plan(["standard"], ["reverse"], 1, {"steps": 10}, TINY), **request_}
+    with pytest.raises(ValueError, match=f"^{field}:") as err:
+        jobs.start(str(tmp_path / "new-store"), request, owner="a")
+    assert "\n" not in str(err.value) and not (tmp_path / "new-store").exists()
+
+
+def test_the_server_never_imports_torch_the_sweep_trains_in_a_child(tmp_path):
+    """Run in a fresh interpreter: the Train page's server process stays torch-free while its sweep trains,
+    and the child's runs are in the store when the job says finished."""
+    code = f"""
+import sys, time
+from core.dashboard import jobs
+from core.results import store
+job = jobs.start({str(tmp_path)!r}, jobs.plan(["standard"], ["reverse"], 2, {{"steps": 10}}, {TINY!r}), "a")
+while job.state == "running":
+    time.sleep(0.05)
+assert job.state == "finished" and job.counts["trained"] == 2, (job.state, job.error)
+assert "torch" not in sys.modules
+print("runs", len(store.load_runs({str(tmp_path)!r})))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "runs 2" in done.stdout
 
 
 def test_the_server_budget_refuses_with_the_time_to_wait(monkeypatch):
@@ -49,7 +85,7 @@ def test_the_server_budget_refuses_with_the_time_to_wait(monkeypatch):
     assert jobs.wait_seconds(100, now) == 0.0  # 900 + 100 fits
     assert jobs.wait_seconds(300, now) == pytest.approx(600)  # once the oldest (600) leaves the hour
     assert jobs.wait_seconds(900, now) == pytest.approx(2600)  # only when both have left
-    plan = sweep.plan(["standard"], ["reverse"], 1, TrainConfig(steps=2000), TINY)  # 2000 member-steps
+    plan = jobs.plan(["standard"], ["reverse"], 1, {"steps": 2000}, TINY)  # 2000 member-steps
     with pytest.raises(RuntimeError, match="larger than the server's budget"):
         jobs.start("unused", plan, owner="a")
     monkeypatch.setenv(jobs.BUDGET_ENV, "2500")
@@ -63,7 +99,7 @@ def test_a_refused_start_creates_no_store(tmp_path, monkeypatch):
     monkeypatch.setenv(jobs.BUDGET_ENV, "10")
     monkeypatch.setattr(jobs, "_spent", jobs.deque())
     monkeypatch.setattr(jobs, "_current", None)
-    plan = sweep.plan(["standard"], ["reverse"], 1, TrainConfig(steps=20, eval_every=10), TINY)
+    plan = jobs.plan(["standard"], ["reverse"], 1, {"steps": 20, "eval_every": 10}, TINY)
     with pytest.raises(RuntimeError, match="budget"):
         jobs.start(str(tmp_path / "new-store"), plan, owner="a")
     assert not (tmp_path / "new-store").exists()

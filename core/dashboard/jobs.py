@@ -1,21 +1,27 @@
 """The Train page's background sweep: one at a time per server, owned by the browser session that
 started it, inside a server-wide work budget. Progress, cancel and the outcome.
 
-Module state outlives Streamlit reruns (the module is imported once per server process).
+The sweep trains in a child process (core.dashboard.sweep_child), so the server never imports torch; this
+module only starts it, reads its progress and stops it. Module state outlives Streamlit reruns (the module is
+imported once per server process).
 """
 
+import json
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from pathlib import Path
 
-from ..experiments import sweep
-from ..training.config import TrainConfig
-
 BUDGET_ENV = "ATTENTION_LAB_BUDGET"  # member-steps per hour for the whole server (all visitors)
 DEFAULT_BUDGET = 200_000  # e.g. 8 parameterizations x 2 tasks x 3 seeds x 2000 steps is 96,000
 WINDOW = 3600.0  # seconds the budget counts back
+
+_ROOT = Path(__file__).resolve().parents[2]
+PLAN_TIMEOUT = 120  # seconds for the child to import torch and validate the request
 
 _lock = threading.Lock()
 _current: "SweepJob | None" = None
@@ -29,51 +35,81 @@ def budget() -> int:
         return DEFAULT_BUDGET
 
 
-def plan(attentions, tasks, seeds: int, steps: int, model: dict, lrs=None, precision="fp32") -> list[sweep.Job]:
-    """The Train form's sweep, validated like the CLI's (a one-line ValueError names the field)."""
-    return sweep.plan(attentions, tasks, seeds, TrainConfig(steps=steps, precision=precision), model, lrs)
-
-
-def member_steps(jobs: list[sweep.Job]) -> int:
-    return sum(len(j.members) * j.train.steps for j in jobs)
+def plan(attentions, tasks, seeds: int, train: dict, model: dict, lrs=None) -> dict:
+    """The Train form's sweep as a request for the child, which validates it like the CLI
+    (core.experiments.sweep.plan): a bad field is a one-line ValueError from start()."""
+    if not attentions or not tasks:
+        raise ValueError("attention, task: pick at least one of each")
+    return {"attentions": list(attentions), "tasks": list(tasks), "seeds": seeds, "train": dict(train),
+            "model": dict(model), "lrs": list(lrs) if lrs else None}  # fmt: skip
 
 
 class SweepJob:
-    def __init__(self, store, jobs: list[sweep.Job], owner: str, name: str = ""):
-        self.store, self.jobs, self.owner, self.store_name = store, jobs, owner, name
-        self.total = member_steps(jobs)
-        self.done = 0
+    """One sweep in its child process: `total` member-steps once planned, `done` so far, `state`."""
+
+    def __init__(self, store, request: dict, owner: str, name: str = ""):
+        self.store, self.request, self.owner, self.store_name = store, request, owner, name
+        self.total = self.done = 0
         self.label = ""
         self.state = "running"  # running, finished, cancelled, failed
         self.counts: dict | None = None
         self.error = ""
-        self.cancel = threading.Event()
+        self._planned = threading.Event()
+        self._valid = False
+        cmd = [sys.executable, "-m", "core.dashboard.sweep_child", str(store), json.dumps(request)]
+        self._child = subprocess.Popen(cmd, cwd=_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        threading.Thread(target=self._read, daemon=True, name="attention-lab-sweep").start()
 
     @property
     def progress(self) -> float:
         return min(1.0, self.done / max(1, self.total))
 
-    def _on_job(self, job, n_missing):
-        self.done += (len(job.members) - n_missing) * job.train.steps  # stored already, or another sweep's
-        self.label = f"{job.task.name} / {job.model.attention} ({n_missing} members to train)"
-
-    def _on_step(self, member_steps):
-        self.done += member_steps
-
-    def run(self):
-        try:
-            self.counts = sweep.run(
-                self.store,
-                self.jobs,
-                command="streamlit Train page",
-                on_job=self._on_job,
-                on_step=self._on_step,
-                should_stop=self.cancel.is_set,
-            )
+    def _read(self):
+        for line in self._child.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue  # not one of ours (a library printing): ignored
+            if "planned" in msg:
+                self.total, self._valid = int(msg["planned"]), True
+                self._planned.set()
+            self.done = int(msg.get("done", self.done))
+            self.label = msg.get("label", self.label)
+            self.counts = msg.get("counts", self.counts)
+            self.error = msg.get("error", self.error)
+        code = self._child.wait()
+        if self.counts is not None:
             self.state = "cancelled" if self.counts["cancelled"] else "finished"
-        except Exception as err:  # noqa: BLE001 - shown on the page as one line, never lost
-            self.state, self.error = "failed", f"{type(err).__name__}: {err}".splitlines()[0]
+        else:
+            self.state, self.error = "failed", self.error or f"the sweep process exited with status {code}"
         self.done = self.total if self.state == "finished" else self.done
+        self._planned.set()
+
+    def planned(self) -> int:
+        """The sweep's member-steps once the child has validated it; else a one-line ValueError."""
+        if not self._planned.wait(PLAN_TIMEOUT):
+            self.refuse()
+            raise RuntimeError(f"the sweep process took over {PLAN_TIMEOUT} s to start")
+        if not self._valid:
+            raise ValueError(self.error or "the sweep process failed to start")
+        return self.total
+
+    def go(self):
+        self._child.stdin.write("go\n")
+        self._child.stdin.close()
+
+    def refuse(self):
+        """Not started after all: the child exits without touching the store."""
+        try:
+            self._child.stdin.close()
+        except OSError:
+            pass
+        self._child.wait(30)
+
+    def stop(self):
+        """Cancel after the current evaluation; finished runs stay stored."""
+        if self._child.poll() is None:
+            self._child.send_signal(signal.SIGTERM)
 
 
 def current() -> "SweepJob | None":
@@ -98,26 +134,32 @@ def wait_seconds(cost: int, now: float | None = None) -> float:
     return WINDOW
 
 
-def start(store, jobs, owner: str, name: str = "") -> SweepJob:
-    """Start a sweep in a background thread for the session `owner`. Refuses (one-line RuntimeError)
-    while another sweep runs, or when the server's hourly budget would be exceeded."""
+def start(store, request: dict, owner: str, name: str = "") -> SweepJob:
+    """Start a sweep in a child process for the session `owner`. Refuses (one-line ValueError or RuntimeError)
+    a bad request, while another sweep runs, or when the server's hourly budget would be exceeded; a refused
+    start leaves no store."""
     global _current
     with _lock:
         if _current is not None and _current.state == "running":
             raise RuntimeError("a sweep is already running on this server: wait for it to finish")
-        cost = member_steps(jobs)
-        wait = wait_seconds(cost)
-        if wait == float("inf"):
-            raise RuntimeError(f"this sweep ({cost:,} member-steps) is larger than the server's budget of "
-                               f"{budget():,} member-steps per hour ({BUDGET_ENV})")  # fmt: skip
-        if wait > 0:
-            raise RuntimeError(f"the server's training budget ({budget():,} member-steps per hour) is used up: "
-                               f"try again in {max(1, round(wait / 60))} min")  # fmt: skip
-        try:  # only once the start is allowed: a refused one leaves no empty store
-            Path(store).mkdir(exist_ok=True)
-        except OSError:  # raced into existence as something else, or the root went away: no path in the message
-            raise ValueError(f"store name: {name!r} is taken; pick another name") from None
+        job = SweepJob(store, request, owner, name)
+        try:
+            cost = job.planned()
+            wait = wait_seconds(cost)
+            if wait == float("inf"):
+                raise RuntimeError(f"this sweep ({cost:,} member-steps) is larger than the server's budget of "
+                                   f"{budget():,} member-steps per hour ({BUDGET_ENV})")  # fmt: skip
+            if wait > 0:
+                raise RuntimeError(f"the server's training budget ({budget():,} member-steps per hour) is used "
+                                   f"up: try again in {max(1, round(wait / 60))} min")  # fmt: skip
+            try:  # only once the start is allowed: a refused one leaves no empty store
+                Path(store).mkdir(exist_ok=True)
+            except OSError:  # raced into existence as something else, or the root went away: no path in the message
+                raise ValueError(f"store name: {name!r} is taken; pick another name") from None
+        except BaseException:
+            job.refuse()
+            raise
         _spent.append((time.time(), cost))
-        _current = SweepJob(store, jobs, owner, name)
-        threading.Thread(target=_current.run, daemon=True, name="attention-lab-sweep").start()
-        return _current
+        _current = job
+        job.go()
+        return job

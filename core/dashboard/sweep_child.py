@@ -1,0 +1,91 @@
+"""The Train page's sweep, run in a child process so the server never imports torch (the page's server stays
+at the read-only pages' memory; training's ~200 MB lives and dies with the child).
+
+    python -m core.dashboard.sweep_child STORE REQUEST_JSON
+
+Speaks JSON lines on stdout:
+  {"planned": member_steps}            the request is valid (core.experiments.sweep.plan); or {"error": line}
+  -- then reads one line from stdin: "go" trains; anything else (or EOF) exits without touching the store --
+  {"label": ..., "done": n}            a job starts (n member-steps done so far, stored ones included)
+  {"done": n}                          progress, at most every PROGRESS_EVERY seconds
+  {"counts": {...}} or {"error": line} the outcome, last
+SIGTERM stops after the current evaluation (finished runs stay stored); so does the server's death.
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+
+PROGRESS_EVERY = 0.2  # seconds between progress lines
+
+
+def _say(**msg) -> None:
+    print(json.dumps(msg), flush=True)
+
+
+def _one_line(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}".splitlines()[0]
+
+
+def plan(request: dict):
+    from ..experiments import sweep
+    from ..training.config import TrainConfig
+
+    train = TrainConfig(**request["train"])
+    return sweep.plan(request["attentions"], request["tasks"], request["seeds"], train, request["model"],
+                      request.get("lrs"))  # fmt: skip
+
+
+def member_steps(jobs) -> int:
+    return sum(len(j.members) * j.train.steps for j in jobs)
+
+
+class _Progress:
+    def __init__(self):
+        self.done, self.said = 0, 0.0
+
+    def on_job(self, job, n_missing):
+        self.done += (len(job.members) - n_missing) * job.train.steps  # stored already, or another sweep's
+        _say(label=f"{job.task.name} / {job.model.attention} ({n_missing} members to train)", done=self.done)
+
+    def on_step(self, n):
+        self.done += n
+        if time.monotonic() - self.said >= PROGRESS_EVERY:
+            self.said = time.monotonic()
+            _say(done=self.done)
+
+
+def main(store: str, request: dict) -> int:
+    try:
+        jobs = plan(request)
+    except (ValueError, TypeError, KeyError) as err:  # a bad request: one line, the store untouched
+        _say(error=str(err).splitlines()[0] if isinstance(err, ValueError) else _one_line(err))
+        return 1
+    _say(planned=member_steps(jobs))
+    if sys.stdin.readline().strip() != "go":
+        return 0
+    import torch
+
+    from ..experiments import sweep
+
+    torch.set_num_threads(1)  # one core: the server's other visitors keep theirs (and tiny models gain little)
+    stop, parent = [], os.getppid()
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    progress = _Progress()
+    def should_stop() -> bool:
+        return bool(stop) or os.getppid() != parent  # cancelled, or the server is gone
+
+    try:
+        counts = sweep.run(store, jobs, command="streamlit Train page", on_job=progress.on_job,
+                           on_step=progress.on_step, should_stop=should_stop)  # fmt: skip
+    except Exception as err:  # noqa: BLE001 - shown on the page as one line; every finished run is stored
+        _say(error=_one_line(err))
+        return 1
+    _say(counts=counts)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], json.loads(sys.argv[2])))
