@@ -95,6 +95,20 @@ def test_the_matched_baselines_cover_every_run():
     assert not set(fixed.attention) & {"standard", "stacked", "bilinear"}
 
 
+def test_the_stored_weight_analyses_cover_every_kept_run_and_recompute():
+    """Similarity reads these rows (120 runs' SVDs would be most of its first draw); each must be what
+    similarity.analyse_run computes from the run's weights today."""
+    from core.analysis.similarity import analyse_run
+
+    kept = sorted(p.stem for p in (DATA / "weights").glob("*.safetensors"))
+    stored = [st.load_table(DATA, "analysis", name) for name in ("trained", "trained_spectra")]
+    assert set(stored[0].run_id) == set(stored[1].run_id) == set(kept)
+    for rid in kept[:: len(kept) // 4]:
+        for table, fresh in zip(stored, analyse_run(st.load_head_weights(DATA, rid), rid)):
+            mine = table[table.run_id == rid].reset_index(drop=True)
+            pd.testing.assert_frame_equal(mine, fresh, check_dtype=False)
+
+
 def test_the_stored_chance_levels_are_the_tasks_own():
     """The pages draw chance lines from this table (torch-free); it must be what the tasks compute today."""
     table = st.load_table(DATA, "analysis", "chance")

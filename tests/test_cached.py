@@ -86,3 +86,36 @@ def test_weight_analyses_share_runs_across_subsets_and_run_at_most_the_cap_at_on
     cached.analysed("s", ("r00", "r11", "r22"), (0,))  # a new subset of runs already analysed: nothing loads
     assert len(calls) == 18
     cached.analysed_run.clear()
+
+
+def test_stored_analyses_stand_in_for_the_weights_and_a_run_missing_there_is_analysed_live(tmp_path, monkeypatch):
+    """A store whose analysis/trained*.parquet cover some runs: those are read, never loaded; the rest are
+    analysed from their weights; the result is what analysing every run live gives."""
+    import shutil
+    from pathlib import Path
+
+    import pandas as pd
+
+    from core.analysis.baselines import trained_analyses
+    from core.results import store as st
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    ids = sorted(p.stem for p in (data / "weights").glob("*.safetensors"))[:4]
+    (tmp_path / "weights").mkdir()
+    for rid in ids:
+        shutil.copy(data / "weights" / f"{rid}.safetensors", tmp_path / "weights")
+    for name, table in zip(("trained", "trained_spectra"), trained_analyses(tmp_path, ids[:2])):
+        st.write_named(tmp_path, "analysis", name, table)
+    live = trained_analyses(tmp_path, ids)
+    loaded, real = [], st.load_head_weights
+    monkeypatch.setattr(cached.st_store, "load_head_weights", lambda s, rid: loaded.append(rid) or real(s, rid))
+    cached.analysed_run.clear()
+    got = cached.analysed(str(tmp_path), tuple(ids), cached.fingerprint(tmp_path))
+    assert sorted(loaded) == ids[2:]
+    for mine, want in zip(got, live):
+        keys = [c for c in mine.columns if c != "value"]
+        mine, want = (df.astype({"run_id": str}).sort_values(keys).reset_index(drop=True) for df in (mine, want))
+        pd.testing.assert_frame_equal(mine.astype({c: str for c in ("metric", "matrix") if c in mine}),
+                                      want.astype({c: str for c in ("metric", "matrix") if c in want}),
+                                      check_dtype=False)  # fmt: skip
+    cached.analysed_run.clear()

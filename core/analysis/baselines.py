@@ -10,9 +10,14 @@
 - STORE/analysis/random_shapes.parquet: similarity.random_baseline (Gaussian matrices, no init rule) at every
   (d_model, d_head) of the store's runs and pretrained models: at D=576 it takes tens of seconds, which a page's
   first draw should not.
+- STORE/analysis/trained.parquet, trained_spectra.parquet: similarity.analyse_run of every run's final weights
+  (where kept), so the Similarity page's first draw reads numbers instead of taking SVDs of every run; a page
+  analyses a run missing there (trained since) itself, with the same function.
 - STORE/analysis/chance.parquet: core.training.tasks.chance_levels of every task at its default size (task,
   guesser, accuracy), so the pages draw chance lines without loading torch.
 """
+
+from pathlib import Path
 
 import pandas as pd
 import torch
@@ -61,6 +66,15 @@ def random_shapes(runs: pd.DataFrame, pretrained: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([similarity.random_baseline(D, r) for D, r in sorted(shapes)], ignore_index=True)
 
 
+def trained_analyses(store, run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """similarity.analyse_run of each run whose weights are stored and whole."""
+    parts = [similarity.analyse_run(st.load_head_weights(store, rid), rid)
+             for rid in run_ids if st.weights_problem(store, rid) is None]  # fmt: skip
+    if not parts:
+        return pd.DataFrame(), pd.DataFrame()
+    return tuple(pd.concat([p[i] for p in parts], ignore_index=True) for i in (0, 1))
+
+
 def chance_frame() -> pd.DataFrame:
     """(task, guesser, accuracy) for every task at its default size."""
     rows = [(task, guesser, acc) for task in TASKS for guesser, acc in chance_levels(task).items()]
@@ -77,7 +91,14 @@ def cmd_baselines(args, parser):
     pretrained = st.load_named(args.store, "pretrained")
     st.write_named(args.store, "analysis", "random_shapes", random_shapes(runs, pretrained))
     st.write_named(args.store, "analysis", "chance", chance_frame())
-    print(f"wrote the step-0 metrics of {len(runs)} runs and the random baselines of {len(set(runs.attention))} "
+    trained, spectra = trained_analyses(args.store, runs.run_id)
+    for name, table in (("trained", trained), ("trained_spectra", spectra)):
+        if table.empty:  # no weights kept: a stale table from before must not outlive them
+            (Path(args.store) / "analysis" / f"{name}.parquet").unlink(missing_ok=True)
+        else:
+            st.write_named(args.store, "analysis", name, table)
+    print(f"wrote the final-weight metrics of {trained.run_id.nunique() if len(trained) else 0} runs, "
+          f"the step-0 metrics of {len(runs)} runs and the random baselines of {len(set(runs.attention))} "
           f"parameterizations and the chance levels of {len(TASKS)} tasks into {args.store}/analysis/")  # fmt: skip
 
 

@@ -162,3 +162,12 @@ def spectra_frame(layers: list[dict], **labels) -> pd.DataFrame:
     for i, (k, v) in enumerate(labels.items()):
         out.insert(i, k, v)
     return out
+
+
+def analyse_run(layers: list[dict], run_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One run's final weights, both analyses: metrics_frame rows (run_id, layer, head, metric, value), and the
+    spectra as their mean over layers and heads per (run_id, matrix, index): all a page draws, a tenth of the
+    rows. The one definition `baselines` stores and a page computes for a run it has no stored rows for."""
+    metrics = metrics_frame(layers, run_id=run_id)
+    spectra = spectra_frame(layers, run_id=run_id).groupby(["run_id", "matrix", "index"], as_index=False)["value"]
+    return metrics, spectra.mean()

@@ -73,19 +73,29 @@ def analysed_run(store: str, run_id: str, fp: tuple) -> tuple[pd.DataFrame, pd.D
     """Both analyses of one run's final weights, the file read once. Spectra are kept as the mean over layers
     and heads per (matrix, index), which is all a page draws: a tenth of the rows."""
     with HEAVY:
-        layers = st_store.load_head_weights(store, run_id)
-        head_metrics = similarity.metrics_frame(layers, run_id=run_id)
-        sp = similarity.spectra_frame(layers, run_id=run_id)
-    return _compact(head_metrics), _compact(sp.groupby(["run_id", "matrix", "index"], as_index=False)["value"].mean())
+        head_metrics, spectra = similarity.analyse_run(st_store.load_head_weights(store, run_id), run_id)
+    return _compact(head_metrics), _compact(spectra)
+
+
+def stored_analyses(store: str, fp: tuple) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """analyse_run of every run with weights, as `python -m core baselines` stored it (analysis/trained*.parquet);
+    empty frames where it has not run."""
+    return tuple(_compact(table(store, "analysis", name, fp)) for name in ("trained", "trained_spectra"))
 
 
 def analysed(store: str, run_ids: tuple, fp: tuple) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """analysed_run of each run, concatenated: a visitor's subset reuses every run another visitor analysed."""
+    """Both analyses of these runs: the stored rows of each run `baselines` analysed, analysed_run of any other
+    (a run trained since), concatenated. A visitor's subset reuses every run another visitor analysed."""
+    metrics, spectra = stored_analyses(store, fp)
+    done = set(metrics.get("run_id", ())) & set(spectra.get("run_id", ()))
+    wanted = set(run_ids)
+    parts = [(metrics[metrics.run_id.isin(wanted)], spectra[spectra.run_id.isin(wanted)])] if done else []
     with st.spinner("Computing similarity metrics and singular values…"):
-        parts = [analysed_run(store, rid, fp) for rid in run_ids]
+        parts += [analysed_run(store, rid, fp) for rid in run_ids if rid not in done]
+    parts = [p for p in parts if not p[0].empty]
     if not parts:
         return pd.DataFrame(), pd.DataFrame()
-    return tuple(_compact(pd.concat([p[i] for p in parts], ignore_index=True)) for i in (0, 1))
+    return tuple(_compact(pd.concat([p[i].astype({"run_id": str}) for p in parts], ignore_index=True)) for i in (0, 1))
 
 
 def _compact(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,17 +1,29 @@
 """The Parameters page's live computations (parameter counts of built modules, the two folds), each run in a
 child process: they need torch, and the server never imports it (~200 MB and 1.5 s that every visitor of every
-page would otherwise pay). The page caches the answers, so each distinct question costs one child.
+page would otherwise pay).
+
+A question is asked in the background and answered as a Future, so the page draws the rest meanwhile (its
+first draw waits for about one torch import, not for it after everything else). Answers are kept server-wide,
+per distinct question (ANSWERS of them), so each costs one child; a failed one is asked again.
 """
 
 import json
 import subprocess
 import sys
+import threading
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 
 _ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 120  # seconds; a child that takes longer is stopped and the page says so
+ANSWERS = 64  # distinct questions kept (a few KB each)
+
+_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="attention-lab-live")  # children at once
+_lock = threading.Lock()
+_answers: "OrderedDict[str, Future]" = OrderedDict()
 
 
 def _ask(what: str, **kw):
@@ -26,16 +38,27 @@ def _ask(what: str, **kw):
     return json.loads(done.stdout)
 
 
-def counts(names: list[str], size: dict, rows: list[dict]) -> tuple[pd.DataFrame, list[int]]:
-    """In one child: the formula and measured parameter count per component of each parameterization at `size`,
-    and core.attention.registry.count_params for each row (attention, d_model, n_heads)."""
-    answer = _ask("counts", names=list(names), size=size, rows=rows)
-    return pd.DataFrame(answer["breakdown"]), answer["count_params"]
+def _asked(what: str, read=None, **kw) -> Future:
+    """The answer to this question (`read` applied to the child's JSON): kept from before, or asked now."""
+    key = json.dumps([what, kw], sort_keys=True)
+    with _lock:
+        answer = _answers.get(key)
+        if answer is None or (answer.done() and answer.exception() is not None):
+            answer = _answers[key] = _pool.submit(lambda: (read or (lambda a: a))(_ask(what, **kw)))
+        _answers.move_to_end(key)
+        while len(_answers) > ANSWERS:
+            _answers.popitem(last=False)
+        return answer
 
 
-def fold_check(d_model: int, n_heads: int, seed: int) -> dict[str, float]:
-    """Max abs output difference of both folds (core.attention.fold.fold_check)."""
-    return _ask("fold_check", d_model=d_model, n_heads=n_heads, seed=seed)
+def parameters(names: list[str], size: dict, rows: list[dict], fold: dict) -> Future:
+    """Started now, in one child (one torch import for the whole page): the formula and measured parameter count
+    per component of each parameterization at `size`, core.attention.registry.count_params for each row
+    (attention, d_model, n_heads), and the max abs output difference of both folds at `fold` (d_model, n_heads,
+    seed; core.attention.fold.fold_check). result() is (breakdown frame, counts, fold errors), or a one-line
+    RuntimeError."""
+    read = lambda a: (pd.DataFrame(a["breakdown"]), a["count_params"], a["folds"])  # noqa: E731
+    return _asked("parameters", read, names=list(names), size=dict(size), rows=[dict(r) for r in rows], fold=fold)
 
 
 # ---- the child's side: torch is imported only here ------------------------------------------------------
@@ -63,10 +86,10 @@ def _fold_check(d_model, n_heads, seed):
     return fold_check(d_model, n_heads, seed=seed)
 
 
-def _counts(names, size, rows):
-    return {"breakdown": _breakdown(names, size), "count_params": _count_params(rows)}
+def _parameters(names, size, rows, fold):
+    return {"breakdown": _breakdown(names, size), "count_params": _count_params(rows), "folds": _fold_check(**fold)}
 
 
 if __name__ == "__main__":
-    answer = {"counts": _counts, "fold_check": _fold_check}[sys.argv[1]]
+    answer = {"parameters": _parameters}[sys.argv[1]]
     print(json.dumps(answer(**json.loads(sys.argv[2]))))

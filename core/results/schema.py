@@ -34,6 +34,8 @@ TABLES = {
     ("analysis", "random_shapes"): {"d_model": INTEGER, "d_head": INTEGER, "metric": TEXT, "mean": NUMBER,
                                     "std": NUMBER},
     ("analysis", "chance"): {"task": TEXT, "guesser": TEXT, "accuracy": NUMBER},
+    ("analysis", "trained"): {"run_id": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT, "value": NUMBER},
+    ("analysis", "trained_spectra"): {"run_id": TEXT, "matrix": TEXT, "index": INTEGER, "value": NUMBER},
     ("pretrained", None): {"model": TEXT, "kind": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT,
                            "value": NUMBER, "d_model": INTEGER, "d_head": INTEGER},
 }  # fmt: skip

@@ -20,7 +20,7 @@ def strip(df: pd.DataFrame, y: str, tasks: list[str], chance: dict | None = None
         for j, name in enumerate(ordered(d.attention)):
             a = d[d.attention == name]
             fig.add_trace(
-                go.Scatter(x=j + rng.uniform(-0.18, 0.18, len(a)), y=a[y], mode="markers", name=name,
+                go.Scatter(x=j + rng.uniform(-0.18, 0.18, len(a)), y=a[y].to_numpy(), mode="markers", name=name,
                            marker=dict(color=color(name), size=8, opacity=0.8, line=dict(width=0.5, color="white")),
                            text=[f"seed {s}" for s in a.seed], legendgroup=name, showlegend=i == 0),
                 row=row, col=col,
@@ -38,27 +38,28 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
     """Final y against lr (log x), one line per parameterization (mean over seeds, min-max band), small
     multiples by task; each parameterization's best lr (best: task, attention, lr) marked with a star."""
     fig, cols = _grid(tasks)
+    stats = df.groupby(["task", "attention", "lr"], observed=True)[y].agg(["mean", "min", "max"]).reset_index()
+    cells = dict(tuple(stats.groupby(["task", "attention"], observed=True)))  # one pass, not one filter per line
+    best_lrs = best.groupby(["task", "attention"], observed=True).lr.agg(set).to_dict()
     for i, task in enumerate(tasks):
         row, col = i // cols + 1, i % cols + 1
-        d = df[df.task == task]
-        for name in ordered(d.attention):
-            g = d[d.attention == name].groupby("lr")[y].agg(["mean", "min", "max"]).reset_index().sort_values("lr")
+        for name in ordered(stats.attention[stats.task == task]):
+            g = {k: v.to_numpy() for k, v in cells[(task, name)].sort_values("lr").items()}  # numpy: plotly's fast path
             c = color(name)
             fig.add_trace(
-                go.Scatter(x=np.r_[g.lr, g.lr[::-1]], y=np.r_[g["max"], g["min"][::-1]], fill="toself",
+                go.Scatter(x=np.r_[g["lr"], g["lr"][::-1]], y=np.r_[g["max"], g["min"][::-1]], fill="toself",
                            fillcolor=_rgba(c, 0.15), line=dict(width=0), hoverinfo="skip", showlegend=False,
                            legendgroup=name, name=f"{name} band"),
                 row=row, col=col,
             )  # fmt: skip
             fig.add_trace(
-                go.Scatter(x=g.lr, y=g["mean"], mode="lines+markers", name=name, line=dict(color=c),
+                go.Scatter(x=g["lr"], y=g["mean"], mode="lines+markers", name=name, line=dict(color=c),
                            legendgroup=name, showlegend=i == 0),
                 row=row, col=col,
             )  # fmt: skip
-            b = best[(best.task == task) & (best.attention == name)]
-            hit = g[g.lr.isin(b.lr)]
+            hit = np.isin(g["lr"], list(best_lrs.get((task, name), ())))
             fig.add_trace(
-                go.Scatter(x=hit.lr, y=hit["mean"], mode="markers", name=f"{name} best lr", legendgroup=name,
+                go.Scatter(x=g["lr"][hit], y=g["mean"][hit], mode="markers", name=f"{name} best lr", legendgroup=name,
                            marker=dict(symbol="star", size=15, color=c, line=dict(width=1, color="black")),
                            showlegend=False),
                 row=row, col=col,
