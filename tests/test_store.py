@@ -17,6 +17,8 @@ from core.training.config import ModelConfig, TaskConfig, TrainConfig
 from core.training.tasks import make_task
 from core.training.train import train_ensemble
 
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
 
 @pytest.fixture(scope="module")
 def trained():
@@ -65,6 +67,28 @@ def test_round_trip(tmp_path, trained):
     assert prov["command"] == "pytest" and prov["versions"]["torch"] == metadata.version("torch")
     assert prov["date"].startswith("20") and prov["versions"]["numpy"] == np.__version__
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_files_keep_only_their_own_metadata_and_index_slim_drops_pandas_entry_from_old_ones(tmp_path, trained):
+    """A file as written before pandas' schema entry was dropped: `index --slim` rewrites it a fifth smaller, and
+    its runs, metrics and metadata read back exactly as before."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rid = write(tmp_path, *trained)
+    path = st.run_path(tmp_path, rid)
+    assert set(pq.read_schema(path).metadata) == {st.META_KEY}
+    table = pq.read_table(path)  # the old format: pandas' entry beside ours
+    old = pa.Table.from_pandas(table.to_pandas(), preserve_index=False).schema.metadata
+    pq.write_table(table.replace_schema_metadata({**old, **table.schema.metadata}), path, compression="zstd")
+    before = (st.load_runs(tmp_path), st.load_metrics(tmp_path), st.read_meta(path), path.stat().st_size)
+    done = subprocess.run([sys.executable, "-m", "core", "index", "--store", str(tmp_path), "--slim"], cwd=ROOT,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0 and "slimmed 1 of 1 table files" in done.stdout, done.stderr
+    assert set(pq.read_schema(path).metadata) == {st.META_KEY} and path.stat().st_size < before[3]
+    pd.testing.assert_frame_equal(st.load_runs(tmp_path), before[0])
+    pd.testing.assert_frame_equal(st.load_metrics(tmp_path), before[1])
+    assert st.read_meta(path) == before[2]
 
 
 def test_foreign_and_broken_files_are_skipped_with_a_warning(tmp_path, trained):
