@@ -26,7 +26,8 @@ def _scan_jobs(command: str) -> list:
 
     args = build_parser().parse_args(command.removeprefix("python -m core ").split())
     model = {k: getattr(args, k) for k in ("d_model", "n_heads", "d_head") if getattr(args, k) is not None}
-    return sweep.plan(args.attention, args.task, args.seeds, TrainConfig(steps=args.steps), model, args.lr)
+    task = {k: getattr(args, k) for k in ("length", "n_symbols") if getattr(args, k, None) is not None}
+    return sweep.plan(args.attention, args.task, args.seeds, TrainConfig(steps=args.steps), model, args.lr, task)
 
 
 def test_every_scan_run_belongs_to_a_documented_scan_and_comes_as_whole_ensembles():

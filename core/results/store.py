@@ -74,7 +74,11 @@ SCAN_SWEEPS = tuple(f"{_SCAN} {args}" for args in (
     "--attention all --d-model 16", "--attention all --n-heads 1", "--attention all --n-heads 2",
     "--attention all --n-heads 8", "--attention all --length 4", "--attention all --length 16",
     "--attention all --length 32", "--attention all --d-model 128",
-)) + tuple(f"{_SCAN.replace('associative_recall', 'induction')} --attention all --n-heads {h}" for h in (1, 2, 8))
+)) + tuple(f"{_SCAN.replace('associative_recall', 'induction')} --attention all --n-heads {h}" for h in (1, 2, 8)) + (
+    # the lr grid extended one step up where best lrs sat at its top edge (1e-2)
+    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention all --d-model 16",
+    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv,identity,mqa,gqa --d-model 32",
+)
 # fmt: skip
 
 
