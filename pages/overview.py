@@ -111,7 +111,7 @@ order = [n for n in ORDER if n in set(runs.attention)]
 if multi_lr:
     st.info("Findings compare one lr per parameterization: pick `best` or one lr in the sidebar.")
 elif "standard" in order:
-    for line in findings.sentences(runs, order, best=lr_mode == ui.BEST, tasks=ui.selection()["tasks"]):
+    for line in findings.sentences(runs, order, best=lr_mode == ui.BEST, tasks=ui.selection()["tasks"], cmp=cmp):
         st.markdown(f"- {line}")
     lr_text = "each at its own best lr (lowest mean validation loss)" if lr_mode == ui.BEST else f"all at lr {lr_mode}"
     st.caption(

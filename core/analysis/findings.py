@@ -150,14 +150,14 @@ def compare_to(runs: pd.DataFrame, reference: str = "standard", best: bool = Tru
     ratio_hi) and 90% interval (eq_lo, eq_hi); the difference in nats with its Welch 95% interval (diff,
     ci_lo, ci_hi); the test used, its p and Holm-adjusted p over every row returned; TOST's p; the verdict."""
     df = at_best_lr(runs) if best else runs
-    ok = df[df.status == "ok"]
+    cells = dict(tuple(df.groupby(["attention", "task"], sort=False)))  # one pass, not a mask per cell
+    losses = {key: g.test_loss[g.status == "ok"].to_numpy(float) for key, g in cells.items()}
     rows = []
-    for (name, task), g in df.groupby(["attention", "task"], sort=False):
-        ref = df[(df.attention == reference) & (df.task == task)]
-        if name == reference or ref.empty:
+    for (name, task), g in cells.items():
+        ref = cells.get((reference, task))
+        if name == reference or ref is None:
             continue
-        a = ok[(ok.attention == name) & (ok.task == task)].test_loss.to_numpy(float)
-        b = ok[(ok.attention == reference) & (ok.task == task)].test_loss.to_numpy(float)
+        a, b = losses[(name, task)], losses[(reference, task)]
         k = [int(((x.test_acc >= SOLVED) & (x.status == "ok")).sum()) for x in (g, ref)]
         row = {"attention": name, "task": task, "lr": g.lr.iloc[0], "ref_lr": ref.lr.iloc[0], "n": len(g),
                "ref_n": len(ref), "solved": k[0], "ref_solved": k[1],
@@ -220,12 +220,18 @@ def _counts(c) -> str:
 
 
 def sentences(
-    runs: pd.DataFrame, order: list[str], reference: str = "standard", best: bool = True, tasks: list[str] | None = None
+    runs: pd.DataFrame,
+    order: list[str],
+    reference: str = "standard",
+    best: bool = True,
+    tasks: list[str] | None = None,
+    cmp: pd.DataFrame | None = None,
 ) -> list[str]:
     """One sentence per parameterization (in `order`): its verdict against the reference on each task, with
     n, the solved counts (first, where a side has unsolved seeds) and the loss ratio with its interval. Tasks
-    are named in `tasks` order (default: alphabetical), whatever order the store listed its runs in."""
-    cmp = compare_to(runs, reference, best)
+    are named in `tasks` order (default: alphabetical), whatever order the store listed its runs in. `cmp`:
+    compare_to(runs, reference, best) where the caller has it already."""
+    cmp = compare_to(runs, reference, best) if cmp is None else cmp
     if cmp.empty:
         return []
     rank = {t: i for i, t in enumerate(tasks or sorted(set(cmp.task)))}
