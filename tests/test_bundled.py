@@ -93,7 +93,10 @@ def test_the_matched_baselines_cover_every_run():
     assert set(rand.attention) == set(ATTENTION)
     fixed = rand[rand.by_construction]
     assert {("tied_qk", "cos_QK"), ("tied_qkv", "cos_QV")} <= set(zip(fixed.attention, fixed.metric))
-    assert not set(fixed.attention) & {"standard", "stacked", "bilinear"}
+    narrow = fixed[fixed.d_head < fixed.d_model]  # a head as wide as the model spans it: overlap_QK is 1 for all
+    assert not set(narrow.attention) & {"standard", "stacked", "bilinear"}
+    wide = fixed[(fixed.d_head == fixed.d_model) & fixed.attention.isin(["standard", "stacked", "bilinear"])]
+    assert set(wide.metric) <= {"overlap_QK"}
 
 
 def test_the_stored_weight_analyses_cover_every_kept_run_and_recompute():
