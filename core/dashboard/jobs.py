@@ -70,6 +70,8 @@ class SweepJob:
                 msg = json.loads(line)
             except ValueError:
                 continue  # not one of ours (a library printing): ignored
+            if not isinstance(msg, dict):
+                continue
             if "planned" in msg:
                 self.total, self._valid = int(msg["planned"]), True
                 self._planned.set()
@@ -95,8 +97,11 @@ class SweepJob:
         return self.total
 
     def go(self):
-        self._child.stdin.write("go\n")
-        self._child.stdin.close()
+        try:
+            self._child.stdin.write("go\n")
+            self._child.stdin.close()
+        except OSError:  # the child died after planning: its reader marks the job failed
+            pass
 
     def refuse(self):
         """Not started after all: the child exits without touching the store."""
@@ -104,7 +109,11 @@ class SweepJob:
             self._child.stdin.close()
         except OSError:
             pass
-        self._child.wait(30)
+        try:
+            self._child.wait(30)
+        except subprocess.TimeoutExpired:  # still importing: it would exit on reading EOF, but need not be waited for
+            self._child.kill()
+            self._child.wait()
 
     def stop(self):
         """Cancel after the current evaluation; finished runs stay stored."""
