@@ -82,9 +82,13 @@ def test_files_keep_only_their_own_metadata_and_index_slim_drops_pandas_entry_fr
     old = pa.Table.from_pandas(table.to_pandas(), preserve_index=False).schema.metadata
     pq.write_table(table.replace_schema_metadata({**old, **table.schema.metadata}), path, compression="zstd")
     before = (st.load_runs(tmp_path), st.load_metrics(tmp_path), st.read_meta(path), path.stat().st_size)
+    broken = st.run_path(tmp_path, "0" * 16)
+    broken.write_bytes(b"half a file")  # unreadable: left exactly as it is
     done = subprocess.run([sys.executable, "-m", "core", "index", "--store", str(tmp_path), "--slim"], cwd=ROOT,
                           capture_output=True, text=True)  # fmt: skip
-    assert done.returncode == 0 and "slimmed 1 of 1 table files" in done.stdout, done.stderr
+    assert done.returncode == 0 and "slimmed 1 of 2 table files" in done.stdout, done.stderr
+    assert broken.read_bytes() == b"half a file"
+    broken.unlink()
     assert set(pq.read_schema(path).metadata) == {st.META_KEY} and path.stat().st_size < before[3]
     pd.testing.assert_frame_equal(st.load_runs(tmp_path), before[0])
     pd.testing.assert_frame_equal(st.load_metrics(tmp_path), before[1])

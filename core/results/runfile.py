@@ -80,8 +80,12 @@ def write_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
 
 def slim(path: Path) -> bool:
     """Rewrite a file that still carries pandas' schema entry without it, its columns and attention_lab metadata
-    unchanged (atomically: a kill mid-way leaves the old file); False where there is nothing to drop."""
-    table = pq.read_table(path)
+    unchanged (atomically: a kill mid-way leaves the old file); False where there is nothing to drop, or the file
+    cannot be read (readers set such a file aside with their own warning; it is left exactly as it is)."""
+    try:
+        table = pq.read_table(path)
+    except Exception:  # noqa: BLE001 - not a whole parquet file: not ours to rewrite
+        return False
     meta = table.schema.metadata or {}
     if META_KEY not in meta or set(meta) == {META_KEY}:
         return False
