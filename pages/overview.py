@@ -21,8 +21,8 @@ runs = ui.selected_runs()
 everything = ui.scan_runs()
 axes = scaling.axes_present(everything)
 single_lr = runs.empty or runs.groupby(["task", "attention"]).lr.nunique().max() <= 1
-cmp = findings.compare_to(runs, best=ui.selection().get("lr", ui.BEST) == ui.BEST) if single_lr else pd.DataFrame()
-tables = {a: scaling.outcomes(everything, a) for a in axes}
+cmp = ui.comparisons(runs, best=ui.selection().get("lr", ui.BEST) == ui.BEST) if single_lr else pd.DataFrame()
+tables = {a: ui.scaling_outcomes(everything, a) for a in axes}
 order_all = [n for n in ORDER if n in set(everything.get("attention", []))]
 ref_first = ["standard", *[n for n in order_all if n != "standard"]]
 thresholds = {a: scaling.thresholds(t, ref_first) for a, t in tables.items()}

@@ -30,7 +30,7 @@ axis = ui.url_widget(
     format_func=lambda a: f"{a}: {scaling.AXES[a].label} (seed {scaling.AXES[a].question})",
 )  # fmt: skip
 spec = scaling.AXES[axis]
-table = scaling.outcomes(runs, axis)
+table = ui.scaling_outcomes(runs, axis)
 order = [n for n in ORDER if n in set(table.attention)]
 c = st.columns(2)
 show_seeds = ui.url_widget(c[0].toggle, "each seed as a dot", "sc_seeds", False)

@@ -119,3 +119,19 @@ def test_stored_analyses_stand_in_for_the_weights_and_a_run_missing_there_is_ana
                                       want.astype({c: str for c in ("metric", "matrix") if c in want}),
                                       check_dtype=False)  # fmt: skip
     cached.analysed_run.clear()
+
+
+def test_statistics_are_computed_once_per_distinct_runs_table(monkeypatch):
+    import pandas as pd
+
+    calls = []
+    monkeypatch.setattr(cached.findings, "compare_to", lambda runs, best: calls.append(len(runs)) or runs.head(0))
+    cached.comparisons.clear()
+    a = pd.DataFrame({"run_id": ["r1", "r2"], "test_loss": [0.1, 0.2]})
+    cached.comparisons(a, True)
+    cached.comparisons(a.copy(), True)  # another session, the same view: read, not recomputed
+    cached.comparisons(a.assign(test_loss=[0.1, 0.3]), True)  # other runs: computed
+    cached.comparisons(a, False)
+    assert calls == [2, 2, 2]
+    assert cached.comparisons._info.max_entries
+    cached.comparisons.clear()

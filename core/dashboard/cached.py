@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ..analysis import similarity
+from ..analysis import findings, scaling, similarity
 from ..results import index
 from ..results import store as st_store
 from ..results.stores import BUNDLED
@@ -159,3 +159,15 @@ def random_baseline(store: str, d_model: int, d_head: int) -> pd.DataFrame:
             if not hit.empty:
                 return hit.reset_index(drop=True)
     return similarity.random_baseline(d_model, d_head)
+
+
+# The statistics a page shows, per distinct runs table (hashed by content): every visitor after the first who opens
+# the same view (a review meeting's shared link) reads them instead of recomputing.
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def comparisons(runs: pd.DataFrame, best: bool) -> pd.DataFrame:
+    return findings.compare_to(runs, best=best)
+
+
+@st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)  # a table per scan axis
+def scaling_outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
+    return scaling.outcomes(runs, axis)

@@ -88,6 +88,16 @@ def metrics(run_ids, names=None) -> pd.DataFrame:
     return cached.metrics(store, tuple(sorted(run_ids)), None if names is None else tuple(sorted(names)), fp)
 
 
+def comparisons(runs: pd.DataFrame, best: bool = True) -> pd.DataFrame:
+    """findings.compare_to of these runs against standard, shared by every session showing the same runs."""
+    return cached.comparisons(runs, best)
+
+
+def scaling_outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """scaling.outcomes of these runs on one axis, shared by every session showing the same runs."""
+    return cached.scaling_outcomes(runs, axis)
+
+
 def head_metrics(run_ids) -> pd.DataFrame:
     """Similarity metrics (run_id, layer, head, metric, value) of these runs' final weights."""
     store, fp = _here()
