@@ -67,9 +67,17 @@ def random_shapes(runs: pd.DataFrame, pretrained: pd.DataFrame) -> pd.DataFrame:
 
 
 def trained_analyses(store, run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """similarity.analyse_run of each run whose weights are stored and whole."""
-    parts = [similarity.analyse_run(st.load_head_weights(store, rid), rid)
-             for rid in run_ids if st.weights_problem(store, rid) is None]  # fmt: skip
+    """similarity.analyse_run of each run whose weights are stored and whole (each file read once; one that does
+    not load is left to the pages, which name its problem)."""
+    parts = []
+    for rid in run_ids:
+        if not st.weights_path(store, rid).is_file():
+            continue
+        try:
+            layers = st.load_head_weights(store, rid)
+        except Exception:  # noqa: BLE001 - truncated, foreign, crafted: store.weights_problem says which
+            continue
+        parts.append(similarity.analyse_run(layers, rid))
     if not parts:
         return pd.DataFrame(), pd.DataFrame()
     return tuple(pd.concat([p[i] for p in parts], ignore_index=True) for i in (0, 1))

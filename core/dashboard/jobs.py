@@ -48,7 +48,7 @@ class SweepJob:
     """One sweep in its child process: `total` member-steps once planned, `done` so far, `state`."""
 
     def __init__(self, store, request: dict, owner: str, name: str = ""):
-        self.store, self.request, self.owner, self.store_name = store, request, owner, name
+        self.owner, self.store_name = owner, name
         self.total = self.done = 0
         self.label = ""
         self.state = "running"  # running, finished, cancelled, failed

@@ -25,10 +25,6 @@ def _say(**msg) -> None:
     print(json.dumps(msg), flush=True)
 
 
-def _one_line(err: BaseException) -> str:
-    return f"{type(err).__name__}: {err}".splitlines()[0]
-
-
 def plan(request: dict):
     from ..experiments import sweep
     from ..training.config import TrainConfig
@@ -58,17 +54,17 @@ class _Progress:
 
 
 def main(store: str, request: dict) -> int:
+    from ..experiments import sweep  # its one-line error wording (a full disk named as such)
+
     try:
         jobs = plan(request)
     except (ValueError, TypeError, KeyError) as err:  # a bad request: one line, the store untouched
-        _say(error=str(err).splitlines()[0] if isinstance(err, ValueError) else _one_line(err))
+        _say(error=str(err).splitlines()[0] if isinstance(err, ValueError) else sweep._one_line(err))
         return 1
     _say(planned=member_steps(jobs))
     if sys.stdin.readline().strip() != "go":
         return 0
     import torch
-
-    from ..experiments import sweep
 
     torch.set_num_threads(1)  # one core: the server's other visitors keep theirs (and tiny models gain little)
     stop, parent = [], os.getppid()
@@ -81,7 +77,7 @@ def main(store: str, request: dict) -> int:
         counts = sweep.run(store, jobs, command="streamlit Train page", on_job=progress.on_job,
                            on_step=progress.on_step, should_stop=should_stop)  # fmt: skip
     except Exception as err:  # noqa: BLE001 - shown on the page as one line; every finished run is stored
-        _say(error=_one_line(err))
+        _say(error=sweep._one_line(err))
         return 1
     _say(counts=counts)
     return 0

@@ -74,8 +74,11 @@ def write_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
     """df's columns with `meta` as the file's attention_lab metadata. pandas' own schema entry is not kept (about
     1.4 KB, a fifth of a run file): every column is a plain Arrow type that pandas reads back as it was."""
     table = pa.Table.from_pandas(df, preserve_index=False)
-    table = table.replace_schema_metadata({META_KEY: json.dumps(meta)})
-    atomic_write(Path(path), lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+    _write(Path(path), table.replace_schema_metadata({META_KEY: json.dumps(meta)}))
+
+
+def _write(path: Path, table: pa.Table) -> None:
+    atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
 
 
 def slim(path: Path) -> bool:
@@ -89,8 +92,7 @@ def slim(path: Path) -> bool:
     meta = table.schema.metadata or {}
     if META_KEY not in meta or set(meta) == {META_KEY}:
         return False
-    table = table.replace_schema_metadata({META_KEY: meta[META_KEY]})
-    atomic_write(Path(path), lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+    _write(Path(path), table.replace_schema_metadata({META_KEY: meta[META_KEY]}))
     return True
 
 
