@@ -287,8 +287,8 @@ def add_index(sub):
     p = sub.add_parser("index", help="rebuild a store's runs index from its run files (after copying a store)")
     p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
     p.add_argument("--slim", action="store_true",
-                   help="first rewrite every table file written before pandas' schema entry was dropped (a fifth "
-                        "smaller; values and metadata unchanged)")  # fmt: skip
+                   help="first rewrite every table file in today's layout: a run file in one 4 KiB block, others "
+                        "without pandas' schema entry (values and metadata unchanged)")  # fmt: skip
     p.set_defaults(func=cmd_index)
 
 
@@ -301,7 +301,7 @@ def cmd_index(args, parser):
     if args.slim:
         kinds = ("runs", "analysis", "bench", "pretrained")
         files = [p for kind in kinds for p in Path(args.store, kind).glob("*.parquet")]
-        print(f"slimmed {sum(slim(p) for p in files)} of {len(files)} table files")
+        print(f"slimmed {sum(slim(p, run=p.parent.name == 'runs') for p in files)} of {len(files)} table files")
     print(f"indexed {index.compact(args.store, rebuild=True)} runs in {args.store}/index/")
 
 

@@ -143,6 +143,7 @@ def test_bundled_data_is_small_enough_for_community_cloud():
     files = [p.stat().st_size for p in DATA.rglob("*") if p.is_file()]
     assert sum(files) < 30 * 10**6
     assert sum(-(-n // 4096) * 4096 for n in files) < 30 * 10**6  # on disk, each file in whole 4 KiB blocks
+    assert max(p.stat().st_size for p in (DATA / "runs").glob("*.parquet")) <= 4096  # README: one block per run
     assert isinstance(st.load_named(DATA, "bench"), pd.DataFrame)
 
 

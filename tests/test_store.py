@@ -69,30 +69,37 @@ def test_round_trip(tmp_path, trained):
     assert not list(tmp_path.rglob("*.tmp"))
 
 
-def test_files_keep_only_their_own_metadata_and_index_slim_drops_pandas_entry_from_old_ones(tmp_path, trained):
-    """A file as written before pandas' schema entry was dropped: `index --slim` rewrites it a fifth smaller, and
-    its runs, metrics and metadata read back exactly as before."""
+def test_run_files_fit_one_disk_block_and_index_slim_rewrites_old_ones_so(tmp_path, trained):
+    """A run file is written in one 4 KiB block with only our metadata. One in an older layout (Arrow's schema
+    copy and pandas' entry beside ours, two blocks): `index --slim` rewrites it in today's, and its runs, metrics
+    and metadata read back exactly as before; a second pass has nothing to do."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rid = write(tmp_path, *trained)
     path = st.run_path(tmp_path, rid)
-    assert set(pq.read_schema(path).metadata) == {st.META_KEY}
-    table = pq.read_table(path)  # the old format: pandas' entry beside ours
+    assert set(pq.ParquetFile(path).metadata.metadata) == {st.META_KEY} and path.stat().st_size <= 4096
+    fresh = (st.load_metrics(tmp_path), st.read_meta(path))
+    table = pq.read_table(path)  # the old layout: pandas' entry beside ours, and Arrow's schema stored
     old = pa.Table.from_pandas(table.to_pandas(), preserve_index=False).schema.metadata
     pq.write_table(table.replace_schema_metadata({**old, **table.schema.metadata}), path, compression="zstd")
-    before = (st.load_runs(tmp_path), st.load_metrics(tmp_path), st.read_meta(path), path.stat().st_size)
+    assert path.stat().st_size > 4096
+    before = (st.load_runs(tmp_path), st.load_metrics(tmp_path), st.read_meta(path))
+    pd.testing.assert_frame_equal(before[1], fresh[0])
+    assert before[2] == fresh[1]
     broken = st.run_path(tmp_path, "0" * 16)
     broken.write_bytes(b"half a file")  # unreadable: left exactly as it is
-    done = subprocess.run([sys.executable, "-m", "core", "index", "--store", str(tmp_path), "--slim"], cwd=ROOT,
-                          capture_output=True, text=True)  # fmt: skip
+    index = lambda: subprocess.run([sys.executable, "-m", "core", "index", "--store", str(tmp_path), "--slim"],  # noqa: E731
+                                   cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    done = index()
     assert done.returncode == 0 and "slimmed 1 of 2 table files" in done.stdout, done.stderr
     assert broken.read_bytes() == b"half a file"
     broken.unlink()
-    assert set(pq.read_schema(path).metadata) == {st.META_KEY} and path.stat().st_size < before[3]
+    assert set(pq.ParquetFile(path).metadata.metadata) == {st.META_KEY} and path.stat().st_size <= 4096
     pd.testing.assert_frame_equal(st.load_runs(tmp_path), before[0])
     pd.testing.assert_frame_equal(st.load_metrics(tmp_path), before[1])
     assert st.read_meta(path) == before[2]
+    assert "slimmed 0 of 1 table files" in index().stdout
 
 
 def test_foreign_and_broken_files_are_skipped_with_a_warning(tmp_path, trained):

@@ -63,8 +63,8 @@ def build(store: Path, n_runs: int, seed: int = 0) -> None:
                 "train": train.to_dict(), "status": "ok", "final": final, "params": count_model_params(model),
                 "train_seconds": 60.0, "step_seconds": 50.0, "steps_done": train.steps, "tokens_per_s": 1e5,
                 "n_ensemble": 20, "threads": 1, "command": prov["command"], "provenance": prov}  # fmt: skip
-        st.write_table(st.run_path(store, rid), _metrics(rng).assign(run_id=rid)[["run_id", "step", "metric", "value"]],
-                       meta)  # fmt: skip
+        metrics = _metrics(rng).assign(run_id=rid)[["run_id", "step", "metric", "value"]]
+        st.write_run_table(st.run_path(store, rid), metrics, meta)
 
 
 def _timed(fn, rounds: int) -> float:

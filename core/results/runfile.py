@@ -77,22 +77,43 @@ def write_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
     _write(Path(path), table.replace_schema_metadata({META_KEY: json.dumps(meta)}))
 
 
+def write_run_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
+    """A run's metrics in one 4 KiB disk block (about 3.3 KB where write_table gives 6.6 KB, two blocks): no Arrow
+    schema copy (it repeats the metadata, base64), compact JSON, no column statistics (a run file is read whole),
+    and dictionaries only for the repeated strings. Read back, its values and metadata are write_table's."""
+    table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
+    text = json.dumps(meta, separators=(",", ":"))
+
+    def write(tmp):
+        with pq.ParquetWriter(tmp, table.schema, compression="zstd", compression_level=19, store_schema=False,
+                              write_statistics=False, use_dictionary=["run_id", "metric"]) as writer:  # fmt: skip
+            writer.write_table(table)
+            writer.add_key_value_metadata({META_KEY: text})
+
+    atomic_write(Path(path), write)
+
+
 def _write(path: Path, table: pa.Table) -> None:
     atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
 
 
-def slim(path: Path) -> bool:
-    """Rewrite a file that still carries pandas' schema entry without it, its columns and attention_lab metadata
-    unchanged (atomically: a kill mid-way leaves the old file); False where there is nothing to drop, or the file
-    cannot be read (readers set such a file aside with their own warning; it is left exactly as it is)."""
+def slim(path: Path, run: bool = False) -> bool:
+    """Rewrite a file in today's layout (write_run_table's for a run file, else without pandas' schema entry), its
+    columns and attention_lab metadata unchanged (atomically: a kill mid-way leaves the old file); False where it
+    is already in that layout, or cannot be read (readers set such a file aside with their own warning; it is left
+    exactly as it is)."""
     try:
         table = pq.read_table(path)
+        stored = set(pq.ParquetFile(path).metadata.metadata or {})
     except Exception:  # noqa: BLE001 - not a whole parquet file: not ours to rewrite
         return False
     meta = table.schema.metadata or {}
-    if META_KEY not in meta or set(meta) == {META_KEY}:
+    if META_KEY not in meta or (stored if run else set(meta)) == {META_KEY}:
         return False
-    _write(Path(path), table.replace_schema_metadata({META_KEY: meta[META_KEY]}))
+    if run:
+        write_run_table(Path(path), table.to_pandas(), json.loads(meta[META_KEY]))
+    else:
+        _write(Path(path), table.replace_schema_metadata({META_KEY: meta[META_KEY]}))
     return True
 
 

@@ -46,6 +46,7 @@ from .runfile import (  # noqa: F401 - the store's interface
     run_path,
     run_row,
     weights_path,
+    write_run_table,
     write_table,
 )
 
@@ -205,7 +206,7 @@ def write_run(store, summary: dict, metrics: pd.DataFrame, head_weights: list, p
     }
     atomic_write(weights_path(store, run_id), lambda tmp: save_file(tensors, str(tmp), metadata=st_meta))
     df = metrics.assign(run_id=run_id)[["run_id", "step", "metric", "value"]]
-    write_table(run_path(store, run_id), df, meta)
+    write_run_table(run_path(store, run_id), df, meta)
 
 
 def _files(store, sub: str):
