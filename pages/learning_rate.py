@@ -11,7 +11,7 @@ ui.require_router()
 st.title("Learning rate")
 st.markdown(
     "A parameterization compared at someone else's learning rate is compared at the wrong step size. Each line is "
-    "one parameterization's final **test** metric across the lr grid (mean over seeds, band: min–max); the star "
+    "one parameterization's final **test** metric across the lr grid (mean over seeds, bars: min–max); the star "
     "is its best lr, chosen on the **validation** set (lowest mean validation loss; ties to the smaller lr). "
     "This page always shows every lr, whatever the sidebar's choice."
 )
@@ -47,8 +47,7 @@ if table["at the grid's edge"].any():
             "grid's edge\"): there the optimum may lie outside the grid.")  # fmt: skip
 
 st.subheader("Time to solve against learning rate")
-tidy = ui.metrics(runs.run_id.unique(), ["val_acc"])
-steps = findings.time_to_solve(tidy)
+steps = ui.time_to_solve(runs.run_id)
 solve = ok.assign(time_to_solve=ok.run_id.map(steps).astype(float))
 fig = plots.lr_sweep(solve.dropna(subset=["time_to_solve"]), "time_to_solve", tasks, best, y_title="steps to solve")
 ui.chart(fig, solve[["task", "attention", "lr", "seed", "time_to_solve"]], "lr-time-to-solve")

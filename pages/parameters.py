@@ -115,8 +115,19 @@ asked = live.parameters(names, size, pd.concat([by_d, by_h]).to_dict("records"),
 with update_area:
     update_sizes()
 
+
+@st.fragment(run_every=0.5)
+def await_child() -> None:
+    if asked.done():
+        st.rerun()  # the whole page again, now drawn from the answer
+
+
 with count_area:
     st.subheader("Formula and measured count, per parameterization")
+    if not live.answered(asked, within=0.3):  # the page draws now; the child's sections follow when it answers
+        st.info(live.PENDING)
+        await_child()
+        st.stop()
     try:
         parts, n_params, errors = asked.result()
     except RuntimeError as err:  # the child failed or timed out: one line, the rest of the page stands

@@ -1,9 +1,12 @@
 """What the AppTest suites share: open a page through the router (with the sidebar checked), its charts' specs."""
 
 import json
+import time
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+
+from core.dashboard.live import PENDING
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = {
@@ -28,6 +31,10 @@ def open_page(page: str, **params) -> AppTest:
     at.run()
     if page != "overview":
         at.switch_page(f"pages/{page}.py")
+        at.run()
+    deadline = time.monotonic() + 120
+    while any(i.value == PENDING for i in at.info) and time.monotonic() < deadline:
+        time.sleep(0.5)  # a live child still answering (Parameters): the browser's fragment reruns; here, by hand
         at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert [w.label for w in at.sidebar.multiselect] == ["Tasks", "Parameterizations"]

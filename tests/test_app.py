@@ -5,6 +5,8 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -93,6 +95,31 @@ def test_parameters_page_formulas_match_measured_counts_and_folds_are_exact():
     assert table["match"].all() and len(table) == 8
     folds = at.dataframe[1].value
     assert (folds["max abs error"] < 1e-5).all()
+
+
+def test_parameters_page_draws_before_its_child_answers_then_fills_in(monkeypatch):
+    """The first run draws the page with a note where the child's sections go (it never waits for a torch
+    import); once the answer is in, the next run draws them from it."""
+    from streamlit.testing.v1 import AppTest
+
+    from core.dashboard import live
+
+    release, ask = threading.Event(), live._ask
+    monkeypatch.setattr(live, "_ask", lambda what, **kw: release.wait(60) and ask(what, **kw))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["fold_seed"] = "4242"  # a question no other test asked: not answered from the memo
+    at.run()
+    at.switch_page("pages/parameters.py")
+    at.run()
+    assert not at.exception and [i.value for i in at.info] == [live.PENDING]
+    assert len(at.dataframe) == 0 and len(at.get("plotly_chart")) == 1  # the update sizes, drawn meanwhile
+    release.set()
+    for _ in range(240):
+        at.run()
+        if not any(i.value == live.PENDING for i in at.info):
+            break
+        time.sleep(0.5)
+    assert not at.exception and at.dataframe[0].value["match"].all() and len(at.get("plotly_chart")) == 4
 
 
 @pytest.mark.parametrize("page", list(PAGES))

@@ -121,6 +121,39 @@ def test_stored_analyses_stand_in_for_the_weights_and_a_run_missing_there_is_ana
     cached.analysed_run.clear()
 
 
+def test_stored_solve_steps_stand_in_for_the_curves_and_a_run_missing_there_is_read_from_its_curve(
+    tmp_path, monkeypatch
+):
+    """Runs in analysis/solve_steps.parquet are read from it (their curves never loaded), the rest from their
+    validation curve; the result is findings.time_to_solve of every curve."""
+    import shutil
+    from pathlib import Path
+
+    import pandas as pd
+
+    from core.analysis import findings
+    from core.analysis.baselines import solve_steps
+    from core.results import store as st
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    runs = st.load_runs(data)
+    ids = sorted(runs[runs.task == "associative_recall"].run_id)[:12]  # solved and unsolved among them
+    (tmp_path / "runs").mkdir()
+    for rid in ids:
+        shutil.copy(st.run_path(data, rid), st.run_path(tmp_path, rid))
+    st.write_named(tmp_path, "analysis", "solve_steps", solve_steps(tmp_path, ids[:8]))
+    loaded, real = [], st.load_metrics
+    monkeypatch.setattr(cached.st_store, "load_metrics", lambda s, r, m: loaded.extend(r) or real(s, r, m))
+    cached.solve_steps.clear()
+    cached.metrics.clear()
+    got = cached.solve_steps(str(tmp_path), tuple(ids), cached.fingerprint(tmp_path))
+    assert sorted(loaded) == ids[8:]
+    want = findings.time_to_solve(st.load_metrics(tmp_path, ids, ["val_acc"])).astype(float)
+    assert 0 < len(want) < len(ids)
+    pd.testing.assert_series_equal(got.sort_index(), want.sort_index(), check_names=False)
+    cached.solve_steps.clear()
+
+
 def test_statistics_are_computed_once_per_distinct_runs_table(monkeypatch):
     import pandas as pd
 

@@ -19,3 +19,16 @@ def test_head_heatmaps_share_one_colour_range_and_one_bar():
     fig = plots.head_heatmaps(df)
     assert {(t.zmin, t.zmax) for t in fig.data} == {(0.04, 1.0)}
     assert [t.showscale for t in fig.data] == [True, False]
+
+
+def test_a_csv_download_is_written_on_click_from_the_data_as_shown():
+    """Pages pass download buttons a callable (the CSV is not built on every draw); it gives the shown data's
+    CSV even if the frame is changed after the draw."""
+    import pandas as pd
+
+    from core.dashboard import ui
+
+    df = pd.DataFrame({"attention": ["standard", "tied_qk"], "test_loss": [0.01, 0.25]})
+    make = ui.csv_of(df)
+    df.loc[0, "test_loss"] = 99.0
+    assert make() == b"attention,test_loss\nstandard,0.01\ntied_qk,0.25\n"

@@ -13,6 +13,9 @@
 - STORE/analysis/trained.parquet, trained_spectra.parquet: similarity.analyse_run of every run's final weights
   (where kept), so the Similarity page's first draw reads numbers instead of taking SVDs of every run; a page
   analyses a run missing there (trained since) itself, with the same function.
+- STORE/analysis/solve_steps.parquet: findings.time_to_solve of every run (NaN where it never solves), so the
+  Learning rate page reads one small table instead of every run's validation curve; a run missing there is
+  computed by the page from its curve, with the same function.
 - STORE/analysis/chance.parquet: core.training.tasks.chance_levels of every task at its default size (task,
   guesser, accuracy), so the pages draw chance lines without loading torch.
 """
@@ -27,7 +30,7 @@ from ..results import store as st
 from ..training.config import ModelConfig
 from ..training.tasks import TASKS, chance_levels
 from ..training.train import init_model
-from . import similarity
+from . import findings, similarity
 
 SAMPLES = 8  # fresh initialisations per parameterization and size for the random baseline
 BASE_SEED = 10_000  # apart from the seeds sweeps use
@@ -83,6 +86,12 @@ def trained_analyses(store, run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
     return tuple(pd.concat([p[i] for p in parts], ignore_index=True) for i in (0, 1))
 
 
+def solve_steps(store, run_ids) -> pd.DataFrame:
+    """(run_id, solve_step) of each run: findings.time_to_solve of its validation accuracy, NaN if never."""
+    steps = findings.time_to_solve(st.load_metrics(store, run_ids, ["val_acc"]))
+    return pd.DataFrame({"run_id": list(run_ids), "solve_step": [float(steps.get(r, float("nan"))) for r in run_ids]})
+
+
 def chance_frame() -> pd.DataFrame:
     """(task, guesser, accuracy) for every task at its default size."""
     rows = [(task, guesser, acc) for task in TASKS for guesser, acc in chance_levels(task).items()]
@@ -99,6 +108,7 @@ def cmd_baselines(args, parser):
     pretrained = st.load_named(args.store, "pretrained")
     st.write_named(args.store, "analysis", "random_shapes", random_shapes(runs, pretrained))
     st.write_named(args.store, "analysis", "chance", chance_frame())
+    st.write_named(args.store, "analysis", "solve_steps", solve_steps(args.store, list(runs.run_id)))
     trained, spectra = trained_analyses(args.store, runs.run_id)
     for name, table in (("trained", trained), ("trained_spectra", spectra)):
         if table.empty:  # no weights kept: a stale table from before must not outlive them
@@ -107,7 +117,8 @@ def cmd_baselines(args, parser):
             st.write_named(args.store, "analysis", name, table)
     print(f"wrote the final-weight metrics of {trained.run_id.nunique() if len(trained) else 0} runs, "
           f"the step-0 metrics of {len(runs)} runs and the random baselines of {len(set(runs.attention))} "
-          f"parameterizations and the chance levels of {len(TASKS)} tasks into {args.store}/analysis/")  # fmt: skip
+          f"parameterizations, the chance levels of {len(TASKS)} tasks and every run's solve step into "
+          f"{args.store}/analysis/")  # fmt: skip
 
 
 def add_baselines(sub):

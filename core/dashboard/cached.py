@@ -56,6 +56,22 @@ def metrics(store: str, run_ids: tuple, names: tuple | None, fp: tuple) -> pd.Da
     return st_store.load_metrics(store, run_ids, names)
 
 
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def solve_steps(store: str, run_ids: tuple, fp: tuple) -> pd.Series:
+    """findings.time_to_solve of these runs (run_id -> step; absent: never solved): the rows `python -m core
+    baselines` stored (analysis/solve_steps.parquet), and from its validation curve any run missing there."""
+    stored = table(store, "analysis", "solve_steps", fp)
+    if stored.empty:
+        stored = pd.DataFrame({"run_id": [], "solve_step": []})
+    stored = stored[stored.run_id.isin(set(run_ids))]
+    steps = stored.set_index("run_id").solve_step.dropna()
+    rest = tuple(sorted(set(run_ids) - set(stored.run_id)))
+    if rest:
+        live = findings.time_to_solve(metrics(store, rest, ("val_acc",), fp)).astype(float)
+        steps = pd.concat([steps, live]) if len(steps) else live
+    return steps
+
+
 def _heavy_limit() -> int:
     value = os.environ.get(HEAVY_ENV, "")
     return int(value) if value.isdigit() and int(value) > 0 else 2

@@ -2,8 +2,9 @@
 child process: they need torch, and the server never imports it (~200 MB and 1.5 s that every visitor of every
 page would otherwise pay).
 
-A question is asked in the background and answered as a Future, so the page draws the rest meanwhile (its
-first draw waits for about one torch import, not for it after everything else). Answers are kept server-wide,
+A question is asked in the background and answered as a Future: the page draws the rest meanwhile, then, where
+the answer is not yet in, a note in place of the sections that need it and a fragment that reruns the page when
+it arrives (the first draw never waits for a torch import). Answers are kept server-wide,
 per distinct question (ANSWERS of them), so each costs one child; a failed one is asked again.
 """
 
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import threading
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pandas as pd
@@ -49,6 +50,15 @@ def _asked(what: str, read=None, **kw) -> Future:
         while len(_answers) > ANSWERS:
             _answers.popitem(last=False)
         return answer
+
+
+PENDING = ("Counting each parameterization's built modules and checking the folds in a fresh process (it loads "
+           "torch, about 2 s on a small machine): these sections fill in when it answers.")
+
+
+def answered(future: Future, within: float) -> bool:
+    """Whether the answer is in, waiting at most `within` seconds for it."""
+    return not wait([future], timeout=within).not_done
 
 
 def parameters(names: list[str], size: dict, rows: list[dict], fold: dict) -> Future:

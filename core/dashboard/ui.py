@@ -88,6 +88,12 @@ def metrics(run_ids, names=None) -> pd.DataFrame:
     return cached.metrics(store, tuple(sorted(run_ids)), None if names is None else tuple(sorted(names)), fp)
 
 
+def time_to_solve(run_ids) -> pd.Series:
+    """findings.time_to_solve of these runs in the sidebar's store (run_id -> step; absent: never solved)."""
+    store, fp = _here()
+    return cached.solve_steps(store, tuple(sorted(set(run_ids))), fp)
+
+
 def comparisons(runs: pd.DataFrame, best: bool = True) -> pd.DataFrame:
     """findings.compare_to of these runs against standard, shared by every session showing the same runs."""
     return cached.comparisons(runs, best)
@@ -275,10 +281,15 @@ def url_widget(widget, label: str, key: str, default, options=None, multi=False,
 
 # ---- output helpers ----------------------------------------------------------------------------
 def download(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
-    """A CSV of exactly the data shown."""
-    st.download_button(
-        label, df.to_csv(index=False).encode(), file_name=f"{name}.csv", mime="text/csv", key=f"csv-{name}"
-    )
+    """A CSV of exactly the data shown, written when the button is clicked (not on every draw of the page)."""
+    st.download_button(label, csv_of(df), file_name=f"{name}.csv", mime="text/csv", key=f"csv-{name}",
+                       on_click="ignore")  # fmt: skip
+
+
+def csv_of(df: pd.DataFrame):
+    """The download's deferred content: a callable giving the CSV bytes of df as it is now."""
+    df = df.copy()
+    return lambda: df.to_csv(index=False).encode()
 
 
 def chart(fig, data: pd.DataFrame, name: str) -> None:

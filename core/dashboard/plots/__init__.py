@@ -58,65 +58,43 @@ def loss_curves(df, metric, x="step", band="std", show_runs=False, smoothing=0.0
     tasks = tasks or list(dict.fromkeys(df["task"]))
     fig, cols = _grid(tasks)
     bands = curve_bands(df, x, smoothing)
+    cells = dict(tuple(bands.groupby(["task", "attention"])))  # one pass, not one filter per line
+    seeds = dict(tuple(df.groupby(["task", "attention"]))) if show_runs else {}
+    traces, places = [], []  # added in one call: plotly validates and places a batch once, not per trace
     for i, task in enumerate(tasks):
-        row, col = i // cols + 1, i % cols + 1
         for name in ordered(df["attention"]):
-            c, first = color(name), i == 0
-            b = bands[(bands.task == task) & (bands.attention == name)]
-            if b.empty:
+            if (task, name) not in cells:
                 continue
-            if band in ("std", "minmax"):
-                lo, hi = (b["mean"] - b["std"], b["mean"] + b["std"]) if band == "std" else (b["min"], b["max"])
-                if log_y:  # a log axis cannot show mean - std <= 0; the worst seed bounds the band there
-                    lo = np.maximum(lo, b["min"])
-                fig.add_trace(
-                    go.Scatter(
-                        x=np.r_[b[x], b[x][::-1]],
-                        y=np.r_[hi, lo[::-1]],
-                        fill="toself",
-                        fillcolor=_rgba(c, 0.18),
-                        line=dict(width=0),
-                        hoverinfo="skip",
-                        showlegend=False,
-                        legendgroup=name,
-                        name=f"{name} band",
-                    ),
-                    row=row,
-                    col=col,
-                )
-            if show_runs:
-                runs = df[(df.task == task) & (df.attention == name)].sort_values(x)
-                for _, r in runs.groupby("run_id"):
-                    fig.add_trace(
-                        go.Scatter(
-                            x=r[x],
-                            y=ema(r["value"].to_numpy(), smoothing),
-                            mode="lines",
-                            line=dict(color=_rgba(c, 0.45), width=1),
-                            legendgroup=name,
-                            showlegend=False,
-                            name=f"{name} seed {r['seed'].iloc[0]}",
-                        ),
-                        row=row,
-                        col=col,
-                    )
-            fig.add_trace(
-                go.Scatter(
-                    x=b[x],
-                    y=b["mean"],
-                    mode="lines",
-                    line=dict(color=c, width=2),
-                    name=name,
-                    legendgroup=name,
-                    showlegend=first,
-                ),
-                row=row,
-                col=col,
-            )
+            b, c = cells[(task, name)], color(name)
+            here = _curve_traces(b, x, name, c, band, log_y, seeds.get((task, name)), smoothing, first=i == 0)
+            traces += here
+            places += [(i // cols + 1, i % cols + 1)] * len(here)
+    if traces:
+        fig.add_traces(traces, rows=[r for r, _ in places], cols=[c for _, c in places])
     fig.update_yaxes(type="log" if log_y else "linear")
     fig.update_yaxes(title_text=metric, col=1)
     fig.update_xaxes(title_text="wall time (s)" if x == "wall_time" else "step")
     return legend_once(fig)
+
+
+def _curve_traces(b, x, name, c, band, log_y, seeds, smoothing, first) -> list[dict]:
+    """One cell's traces: its band (± std or min-max), each seed when asked (seeds: its rows), its mean line."""
+    out = []
+    if band in ("std", "minmax"):
+        lo, hi = (b["mean"] - b["std"], b["mean"] + b["std"]) if band == "std" else (b["min"], b["max"])
+        if log_y:  # a log axis cannot show mean - std <= 0; the worst seed bounds the band there
+            lo = np.maximum(lo, b["min"])
+        out.append(dict(type="scatter", x=np.r_[b[x], b[x][::-1]], y=np.r_[hi, lo[::-1]], fill="toself",
+                        fillcolor=_rgba(c, 0.18), line=dict(width=0), hoverinfo="skip", showlegend=False,
+                        legendgroup=name, name=f"{name} band"))  # fmt: skip
+    if seeds is not None:
+        for _, r in seeds.sort_values(x).groupby("run_id"):
+            out.append(dict(type="scatter", x=r[x].to_numpy(), y=ema(r["value"].to_numpy(), smoothing), mode="lines",
+                            line=dict(color=_rgba(c, 0.45), width=1), legendgroup=name, showlegend=False,
+                            name=f"{name} seed {r['seed'].iloc[0]}"))  # fmt: skip
+    out.append(dict(type="scatter", x=b[x].to_numpy(), y=b["mean"].to_numpy(), mode="lines",
+                    line=dict(color=c, width=2), name=name, legendgroup=name, showlegend=first))  # fmt: skip
+    return out
 
 
 def stacked_bars(df: pd.DataFrame, x: str, stack: str, y: str, title: str = "") -> go.Figure:
