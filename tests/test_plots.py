@@ -32,3 +32,14 @@ def test_a_csv_download_is_written_on_click_from_the_data_as_shown():
     make = ui.csv_of(df)
     df.loc[0, "test_loss"] = 99.0
     assert make() == b"attention,test_loss\nstandard,0.01\ntied_qk,0.25\n"
+
+
+def test_ema_is_the_identity_without_smoothing_and_debiased_with_it():
+    import numpy as np
+
+    from core.dashboard.plots import ema
+
+    v = np.array([4.0, 2.0, 1.0, 3.0])
+    assert np.array_equal(ema(v, 0.0), v)
+    got = ema(v, 0.5)  # debiased: the first value is the first point, not half of it
+    assert got[0] == 4.0 and got[1] == (0.25 * 4 + 0.5 * 2) / 0.75

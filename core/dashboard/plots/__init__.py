@@ -34,6 +34,8 @@ def facet_title(df: pd.DataFrame, facet: str | None, value) -> str:
 
 def ema(values: np.ndarray, alpha: float) -> np.ndarray:
     """Debiased exponential moving average as W&B/TensorBoard smooth (alpha = smoothing weight in [0, 1))."""
+    if not alpha:  # no smoothing: the values themselves, exactly what the loop below gives
+        return np.asarray(values, dtype=float)
     out, acc, norm = np.empty(len(values)), 0.0, 0.0
     for i, v in enumerate(values):
         acc, norm = alpha * acc + (1 - alpha) * v, alpha * norm + (1 - alpha)
@@ -44,7 +46,8 @@ def ema(values: np.ndarray, alpha: float) -> np.ndarray:
 def curve_bands(df: pd.DataFrame, x: str, smoothing: float) -> pd.DataFrame:
     """df rows: attention, task, run_id, x, value. Smooth each run, then mean/std/min/max across seeds per x."""
     df = df.sort_values(x).copy()
-    df["value"] = df.groupby("run_id")["value"].transform(lambda v: ema(v.to_numpy(), smoothing))
+    if smoothing:
+        df["value"] = df.groupby("run_id")["value"].transform(lambda v: ema(v.to_numpy(), smoothing))
     if x == "wall_time":  # runs of one ensemble share a clock; align seeds by step index
         df["_x"] = df.groupby(["attention", "task", "step"])[x].transform("mean")
     else:
