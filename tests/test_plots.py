@@ -43,3 +43,20 @@ def test_ema_is_the_identity_without_smoothing_and_debiased_with_it():
     assert np.array_equal(ema(v, 0.0), v)
     got = ema(v, 0.5)  # debiased: the first value is the first point, not half of it
     assert got[0] == 4.0 and got[1] == (0.25 * 4 + 0.5 * 2) / 0.75
+
+
+def test_reference_lines_are_drawn_in_every_facet_they_belong_to():
+    """Chance levels on strips and baselines on bars are drawn per facet, after that facet's data (plotly
+    leaves a line off a subplot that has no data yet)."""
+    import pandas as pd
+
+    from core.dashboard.plots import bars_by_attention, outcomes
+
+    dots = pd.DataFrame({"task": ["a", "a", "b"], "attention": ["standard", "tied_qk", "standard"], "seed": 0,
+                         "v": [1.0, 0.5, 0.7]})  # fmt: skip
+    fig = outcomes.strip(dots, "v", ["a", "b"], chance={"a": {"uniform": 0.1}, "b": {"uniform": 0.2}})
+    assert sorted((s.y0, s.yref) for s in fig.layout.shapes) == [(0.1, "y"), (0.2, "y2")]
+    bars = pd.DataFrame({"f": ["x", "x", "y"], "attention": ["tied_qk", "standard", "standard"], "m": [2.0, 1, 3]})
+    fig = bars_by_attention(bars, "m", "f", baseline={"x": 0.5, "y": 0.6})
+    assert sorted((s.y0, s.yref) for s in fig.layout.shapes) == [(0.5, "y"), (0.6, "y2")]
+    assert [(t.name, t.xaxis) for t in fig.data] == [("standard", "x"), ("tied_qk", "x"), ("standard", "x2")]

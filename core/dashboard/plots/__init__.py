@@ -128,43 +128,28 @@ def lines_by_attention(
     spread: (low, high) columns drawn as error bars around y, e.g. a timing's quartiles over rounds."""
     facets = list(dict.fromkeys(df[facet])) if facet else [""]
     fig, cols = _grid([facet_title(df, facet, f) for f in facets])
+    cells = dict(tuple(df.groupby([facet, "attention"] if facet else ["attention"], sort=False, observed=True)))
+    refs = dict(tuple(reference.groupby(facet, sort=False, observed=True))) if reference is not None and facet else {}
+    traces, places = [], []  # added in one call: plotly validates and places a batch once, not per trace
     for i, f in enumerate(facets):
-        d = df[df[facet] == f] if facet else df
-        row, col = i // cols + 1, i % cols + 1
-        for name in ordered(d["attention"]):
-            a = d[d.attention == name].sort_values(x)
+        place = (i // cols + 1, i % cols + 1)
+        names = ordered(n for (*key, n) in cells if not facet or key[0] == f)
+        for name in names:
+            a = cells[(f, name) if facet else (name,)].sort_values(x)
             err = None
             if spread:
-                err = dict(type="data", symmetric=False, array=a[spread[1]] - a[y], arrayminus=a[y] - a[spread[0]])
-            fig.add_trace(
-                go.Scatter(
-                    x=a[x],
-                    y=a[y],
-                    error_y=err,
-                    mode="lines+markers",
-                    name=name,
-                    line=dict(color=color(name)),
-                    legendgroup=name,
-                    showlegend=i == 0,
-                ),
-                row=row,
-                col=col,
-            )
+                err = dict(type="data", symmetric=False, array=(a[spread[1]] - a[y]).tolist(),
+                           arrayminus=(a[y] - a[spread[0]]).tolist())  # fmt: skip
+            traces.append(dict(type="scatter", x=a[x].tolist(), y=a[y].tolist(), error_y=err, mode="lines+markers",
+                               name=name, line=dict(color=color(name)), legendgroup=name, showlegend=i == 0))
+            places.append(place)
         if reference is not None:
-            r = (reference[reference[facet] == f] if facet else reference).sort_values(x)
-            fig.add_trace(
-                go.Scatter(
-                    x=r[x],
-                    y=r[y],
-                    mode="lines",
-                    name=reference_name,
-                    legendgroup="ref",
-                    line=dict(color=REFERENCE_COLOR, dash="dash"),
-                    showlegend=i == 0,
-                ),
-                row=row,
-                col=col,
-            )
+            r = (refs.get(f, reference.iloc[0:0]) if facet else reference).sort_values(x)
+            traces.append(dict(type="scatter", x=r[x].tolist(), y=r[y].tolist(), mode="lines", name=reference_name,
+                               legendgroup="ref", line=dict(color=REFERENCE_COLOR, dash="dash"), showlegend=i == 0))
+            places.append(place)
+    if traces:
+        fig.add_traces(traces, rows=[r for r, _ in places], cols=[c for _, c in places])
     fig.update_xaxes(type="log" if log_x else "linear", title_text=x)
     fig.update_yaxes(type="log" if log_y else "linear")
     fig.update_yaxes(title_text=y, col=1)
@@ -177,27 +162,22 @@ def bars_by_attention(
     """Mean per parameterization as bars (± error), small multiples by facet; optional baseline per facet."""
     facets = list(dict.fromkeys(df[facet]))
     fig, cols = _grid([facet_title(df, facet, f) for f in facets])
+    cells = dict(tuple(df.groupby([facet, "attention"], sort=False, observed=True)))
+    traces, places = [], []  # added in one call, as in lines_by_attention
     for i, f in enumerate(facets):
-        d = df[df[facet] == f]
         row, col = i // cols + 1, i % cols + 1
-        for name in ordered(d["attention"]):
-            a = d[d.attention == name]
-            err = dict(type="data", array=a[error]) if error else None
-            fig.add_trace(
-                go.Bar(
-                    x=[name],
-                    y=a[y],
-                    error_y=err,
-                    marker_color=color(name),
-                    name=name,
-                    legendgroup=name,
-                    showlegend=i == 0,
-                ),
-                row=row,
-                col=col,
-            )
+        for name in ordered(n for key, n in cells if key == f):
+            a = cells[(f, name)]
+            err = dict(type="data", array=a[error].tolist()) if error else None
+            traces.append(dict(type="bar", x=[name], y=a[y].tolist(), error_y=err, marker_color=color(name), name=name,
+                               legendgroup=name, showlegend=i == 0))  # fmt: skip
+            places.append((row, col))
+    if traces:
+        fig.add_traces(traces, rows=[r for r, _ in places], cols=[c for _, c in places])
+    for i, f in enumerate(facets):  # after the bars: plotly draws a line only on a subplot that has data
         if baseline and f in baseline:
-            fig.add_hline(y=baseline[f], line=dict(color=REFERENCE_COLOR, dash="dash"), row=row, col=col)
+            fig.add_hline(y=baseline[f], line=dict(color=REFERENCE_COLOR, dash="dash"), row=i // cols + 1,
+                          col=i % cols + 1)  # fmt: skip
     fig.update_yaxes(type="log" if log_y else "linear")
     fig.update_yaxes(title_text=y, col=1)
     fig.update_layout(showlegend=True, bargap=0.25)

@@ -29,11 +29,13 @@ def strip(df: pd.DataFrame, y: str, tasks: list[str], chance: dict | None = None
             ))  # fmt: skip
             places.append((row, col))
         fig.update_xaxes(tickvals=list(range(len(names))), ticktext=names, row=row, col=col)
-        for label, value in (chance or {}).get(task, {}).items():
-            fig.add_hline(y=value, line=dict(color=REFERENCE_COLOR, dash=_DASH.get(label, "dot"), width=1),
-                          annotation_text=label, annotation_font_size=9, row=row, col=col)  # fmt: skip
     if traces:  # one batch: plotly validates and places the traces once, not one call per trace
         fig.add_traces(traces, rows=[r for r, _ in places], cols=[c for _, c in places])
+    for i, task in enumerate(tasks):  # after the dots: plotly draws a line only on a subplot that has data
+        for label, value in (chance or {}).get(task, {}).items():
+            line = dict(color=REFERENCE_COLOR, dash=_DASH.get(label, "dot"), width=1)
+            fig.add_hline(y=value, line=line, annotation_text=label, annotation_font_size=9, row=i // cols + 1,
+                          col=i % cols + 1)  # fmt: skip
     fig.update_yaxes(title_text=y_title or y, col=1)
     return legend_once(fig)
 
