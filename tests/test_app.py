@@ -122,6 +122,30 @@ def test_parameters_page_draws_before_its_child_answers_then_fills_in(monkeypatc
     assert not at.exception and at.dataframe[0].value["match"].all() and len(at.get("plotly_chart")) == 4
 
 
+def test_a_failed_child_shows_its_error_on_the_pages_rerun_and_is_asked_again_only_later(monkeypatch):
+    """A child that fails is not re-asked by the rerun its answer triggers (that would loop): the page shows its
+    one-line error; the question is asked again once the failure has stood RETRY_AFTER seconds."""
+    from core.dashboard import live
+
+    calls = []
+
+    def fail(what, **kw):
+        calls.append(what)
+        raise RuntimeError(f"{what}: no torch here")
+
+    monkeypatch.setattr(live, "_ask", fail)
+    question = (["standard"], {"d_model": 8}, [], {"d_model": 8, "n_heads": 2, "seed": 4343})
+    first = live.parameters(*question)
+    assert live.answered(first, within=5) and isinstance(first.exception(), RuntimeError)
+    assert live.parameters(*question) is first and calls == ["parameters"]
+    at = open_page("parameters", fold_seed="4343")  # its own question, failing the same way
+    assert not at.exception and any("no torch here" in e.value for e in at.error)
+    clock = time.monotonic() + live.RETRY_AFTER + 1
+    monkeypatch.setattr(live.time, "monotonic", lambda: clock)
+    assert live.parameters(*question) is not first and live.answered(live.parameters(*question), within=5)
+    assert len(calls) >= 2
+
+
 @pytest.mark.parametrize("page", list(PAGES))
 def test_empty_store_shows_the_command_not_a_traceback(page, stores_root):
     (stores_root / "empty").mkdir()

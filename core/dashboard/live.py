@@ -5,13 +5,15 @@ page would otherwise pay).
 A question is asked in the background and answered as a Future: the page draws the rest meanwhile, then, where
 the answer is not yet in, a note in place of the sections that need it and a fragment that reruns the page when
 it arrives (the first draw never waits for a torch import). Answers are kept server-wide,
-per distinct question (ANSWERS of them), so each costs one child; a failed one is asked again.
+per distinct question (ANSWERS of them), so each costs one child; a failed one is asked again once it
+has stood RETRY_AFTER seconds (not at once: the page's rerun on an answer must show the error, not ask anew).
 """
 
 import json
 import subprocess
 import sys
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -21,6 +23,7 @@ import pandas as pd
 _ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 120  # seconds; a child that takes longer is stopped and the page says so
 ANSWERS = 64  # distinct questions kept (a few KB each)
+RETRY_AFTER = 30  # seconds a failed answer stands (the page shows its error) before the question is asked again
 
 _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="attention-lab-live")  # children at once
 _lock = threading.Lock()
@@ -44,8 +47,10 @@ def _asked(what: str, read=None, **kw) -> Future:
     key = json.dumps([what, kw], sort_keys=True)
     with _lock:
         answer = _answers.get(key)
-        if answer is None or (answer.done() and answer.exception() is not None):
+        failed = answer is not None and answer.done() and answer.exception() is not None
+        if answer is None or failed and time.monotonic() - answer.asked_at > RETRY_AFTER:
             answer = _answers[key] = _pool.submit(lambda: (read or (lambda a: a))(_ask(what, **kw)))
+            answer.asked_at = time.monotonic()
         _answers.move_to_end(key)
         while len(_answers) > ANSWERS:
             _answers.popitem(last=False)
