@@ -25,7 +25,7 @@ cmp = ui.comparisons(runs, best=ui.selection().get("lr", ui.BEST) == ui.BEST) if
 tables = {a: ui.scaling_outcomes(everything, a) for a in axes}
 order_all = [n for n in ORDER if n in set(everything.get("attention", []))]
 ref_first = ["standard", *[n for n in order_all if n != "standard"]]
-thresholds = {a: scaling.thresholds(t, ref_first) for a, t in tables.items()}
+thresholds = {a: scaling.thresholds(t, ref_first, scaling.AXES[a].grows) for a, t in tables.items()}
 
 
 def verdicts(names: list[str]) -> str:
@@ -77,20 +77,22 @@ if not cmp.empty:
                    f"[{r.ratio_lo:.3g}, {r.ratio_hi:.3g}], Holm p {r.p_holm:.2g}<br>lr {r.lr:g} vs {r.ref_lr:g}")}
         for r in cmp.itertuples()
     ]  # fmt: skip
-    KIND = {"same": "equivalent", "neither solves": "inconclusive"}
     for a, th in thresholds.items():
         for r in th.iloc[1:].itertuples():
-            kind = KIND.get(r.vs_reference, "worse" if r.vs_reference.startswith(("needs", "never")) else "better")
-            cells.append({"attention": r.attention, "column": f"scan: {a}", "verdict": kind,
-                          "text": f"≥{r.threshold:g}" if r.threshold == r.threshold else "never",
-                          "hover": f"{r.attention}: smallest {a} solving ≥ {findings.ROBUST:.0%} of seeds: "
-                                   f"{r.threshold:g}; {r.vs_reference} (a threshold, not a test)"})  # fmt: skip
+            text = scaling.threshold_text(a, r.threshold)
+            cells.append({"attention": r.attention, "column": f"scan: {a}", "verdict": r.verdict,
+                          "text": text.removeprefix(f"{a} "),
+                          "hover": f"{r.attention}: solves ≥ {findings.ROBUST:.0%} of seeds at {text} "
+                                   f"(standard: {scaling.threshold_text(a, th.threshold.iloc[0])}); "
+                                   f"{r.vs_reference} (a threshold, not a test)"})  # fmt: skip
     cells = pd.DataFrame(cells)
     rows = [n for n in ORDER if n in set(cells.attention)]
     columns = tasks_shown + [f"scan: {a}" for a in axes]
     ui.chart(plots.verdict_matrix(cells, rows, columns), cells, "verdict-matrix")
     st.caption("Each parameterization against standard at its own best lr: the ratio of test losses (×) or, where "
-               "a side has unsolved seeds, its solved count; scan columns: the smallest setting that solves. "
+               "a side has unsolved seeds, its solved count; scan columns: the hardest setting at which it still "
+               f"solves ≥ {findings.ROBUST:.0%} of seeds, as every easier one does (≥: d_head or d_model at least "
+               "that; ≤: n_heads or key-value pairs at most that). "
                "Hover for the numbers; the Findings below give the intervals.")  # fmt: skip
 
 with st.expander("The tasks (synthetic; two fixed held-out sets of 256 examples: validation and test)"):

@@ -53,9 +53,12 @@ st.caption("identity has no attention parameters and is not drawn on this log ax
            "stacked's extra 3·D² move their points right, tied_qk and tied_qkv's smaller counts left.")  # fmt: skip
 
 st.subheader("Thresholds")
-th = scaling.thresholds(table, ["standard", *[n for n in order if n != "standard"]] if "standard" in order else order)
+grows = scaling.AXES[axis].grows
+th = scaling.thresholds(table, ["standard", *[n for n in order if n != "standard"]] if "standard" in order else order,
+                        grows)  # fmt: skip
+edge = f"smallest {axis} from which every larger one" if grows else f"largest {axis} up to which every smaller one"
 st.dataframe(th, hide_index=True, width="stretch", column_config={
-    "threshold": st.column_config.NumberColumn(f"smallest {axis} solving ≥ {findings.ROBUST:.0%}", format="%g"),
+    "threshold": st.column_config.NumberColumn(f"{edge} solves ≥ {findings.ROBUST:.0%}", format="%g"),
     "n": st.column_config.NumberColumn("seeds there"), "vs_reference": "vs standard"})  # fmt: skip
 ui.download(th, f"scaling-{axis}-thresholds")
 for line in scaling.sentences(table, axis, order):

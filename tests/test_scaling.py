@@ -11,8 +11,10 @@ from core.results import runfile as rf
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 # Settings per axis and the smallest at which each parameterization solves (None: never), made up.
 # The bundled point is the last setting of every axis (one set of runs, shared by the four axes).
-SETTINGS = {"d_head": [4, 8, 16], "d_model": [16, 32, 64], "n_heads": [1, 2, 4], "length": [2, 4, 8]}
-SOLVES_FROM = {"standard": 1, "tied_qk": 2, "identity": None}  # index into an axis's settings
+# Along d_head and d_model the task gets easier as the value grows, and the bundled point is the last setting; along
+# n_heads (narrower heads) and length (more pairs) it gets harder, and the bundled point is the first.
+SETTINGS = {"d_head": [4, 8, 16], "d_model": [16, 32, 64], "n_heads": [4, 8, 16], "length": [8, 16, 32]}
+SOLVES_FROM = {"standard": 1, "tied_qk": 2, "identity": None}  # steps from an axis's hardest setting
 
 
 def _config(axis: str, value: int) -> dict:
@@ -35,7 +37,8 @@ def fake_runs(seeds: int = 5) -> pd.DataFrame:
                     continue
                 for lr in (1e-3, 3e-3):
                     for seed in range(seeds):
-                        solved = first is not None and i >= first and lr == 1e-3
+                        steps_in = i if scaling.AXES[axis].grows else len(values) - 1 - i
+                        solved = first is not None and steps_in >= first and lr == 1e-3
                         rows.append({**cfg, "run_id": f"{sorted(cfg.items())}{name}{lr}{seed}", "attention": name,
                                      "task": "associative_recall", "seed": seed, "lr": lr, "steps": 800,
                                      "n_kv_heads": cfg["n_heads"], "status": "ok", "precision": "fp32",
@@ -53,11 +56,20 @@ def test_each_axis_finds_its_runs_and_the_threshold_of_each_parameterization(axi
     assert sorted(set(on.x)) == SETTINGS[axis]
     table = scaling.outcomes(runs, axis)
     assert (table.lr == 1e-3).all() | (table.share == 0).all()  # each cell at its best lr on validation
-    th = scaling.thresholds(table, ["standard", "tied_qk", "identity"]).set_index("attention")
-    assert th.threshold["standard"] == SETTINGS[axis][1] and th.threshold["tied_qk"] == SETTINGS[axis][2]
-    assert th.vs_reference["tied_qk"].startswith("needs") and th.n["standard"] == 5
+    grows = scaling.AXES[axis].grows
+    th = scaling.thresholds(table, ["standard", "tied_qk", "identity"], grows).set_index("attention")
+    tied_qk = SETTINGS[axis][2 if grows else 0]  # it solves only at the easiest setting
+    assert th.threshold["standard"] == SETTINGS[axis][1] and th.threshold["tied_qk"] == tied_qk
+    assert th.vs_reference["tied_qk"].startswith("needs" if grows else "reaches") and th.n["standard"] == 5
+    verdicts = {"standard": "equivalent", "tied_qk": "worse", "identity": "worse"}
+    assert th.verdict.to_dict() == {k: v for k, v in verdicts.items() if k in th.index}  # identity: no d_head axis
     lines = scaling.sentences(table, axis, ["standard", "tied_qk", "identity"])
-    assert lines[0].startswith(f"**tied_qk** needs {axis} ≥ {SETTINGS[axis][2]} where standard needs")
+    if grows:
+        assert lines[0].startswith(f"**tied_qk** needs {axis} ≥ {tied_qk} where standard needs {axis} ≥ ")
+    else:
+        assert lines[0].startswith(f"**tied_qk** solves up to {axis} ≤ {tied_qk} where standard solves up to ")
+    if axis != "d_head":
+        assert lines[1].startswith("**identity** " + ("needs more than the largest" if grows else "solves at no"))
     assert scaling.AXES[axis].name == axis
 
 
@@ -110,7 +122,7 @@ def test_the_scaling_page_draws_every_axis(axis, scan_store, monkeypatch):
     names = {t.get("name") for t in json.loads(charts[0])["data"] if t.get("showlegend", True)}
     assert names == ({"standard", "tied_qk"} if axis == "d_head" else {"standard", "tied_qk", "identity"})
     text = " ".join(m.value for m in at.markdown)
-    assert f"needs {axis} ≥" in text
+    assert (f"needs {axis} ≥" if scaling.AXES[axis].grows else f"solves up to {axis} ≤") in text
     th = at.dataframe[0].value.set_index("attention")
     assert th.threshold["standard"] == SETTINGS[axis][1]
     assert np.isnan(th.threshold.get("identity", np.nan))

@@ -25,6 +25,8 @@ class Axis:
     label: str  # the x-axis title
     question: str  # the seed question it speaks to
     free: tuple[str, ...]  # the config columns allowed to differ from BASE along it
+    grows: bool = True  # capacity grows with the value (its threshold: the smallest that solves); False: the
+    # task gets harder as it grows (more heads of a fixed width are narrower; more pairs to recall): the largest
 
     def on_axis(self, runs: pd.DataFrame) -> pd.Series:
         """True for the runs that differ from BASE only in this axis's columns (and lie on its line)."""
@@ -46,8 +48,10 @@ class Axis:
 AXES = {
     "d_head": Axis("d_head", "d_head (rank of W_QK per head), d_model 64, 4 heads", "001", ("d_head",)),
     "d_model": Axis("d_model", "d_model (4 heads, d_head = d_model / 4)", "000/003", ("d_model", "d_head")),
-    "n_heads": Axis("n_heads", "n_heads (d_model 64, d_head = 64 / n_heads)", "004", ("n_heads", "d_head")),
-    "length": Axis("length", "key-value pairs (d_model 64, 4 heads, d_head 16)", "difficulty", ("length",)),
+    "n_heads": Axis("n_heads", "n_heads (d_model 64, d_head = 64 / n_heads)", "004", ("n_heads", "d_head"),
+                    grows=False),
+    "length": Axis("length", "key-value pairs (d_model 64, 4 heads, d_head 16)", "difficulty", ("length",),
+                   grows=False),
 }
 
 
@@ -106,49 +110,75 @@ def grid_markdown(grid: pd.DataFrame, axis: str) -> str:
     return "\n".join(lines)
 
 
-def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
-    """Per parameterization (in `order`): the smallest axis value at which it solves >= ROBUST of its seeds
-    and every larger value scanned does too (NaN: none), with n there, and that value relative to the
-    reference's (the first of `order`)."""
+def thresholds(table: pd.DataFrame, order: list[str], grows: bool = True) -> pd.DataFrame:
+    """Per parameterization (in `order`): where it solves >= ROBUST of its seeds and every easier value scanned
+    does too (NaN: nowhere), with n there, that value against the reference's (the first of `order`) in words,
+    and as a verdict (better, equivalent, worse, inconclusive: neither solves). grows (Axis.grows): easier is
+    larger, and the threshold the smallest such value; otherwise easier is smaller, and it is the largest."""
     rows = []
     for name in [n for n in order if n in set(table.attention)]:
-        g = table[table.attention == name].sort_values("x")
+        g = table[table.attention == name].sort_values("x", ascending=grows)  # hardest first
         ok = (g.share >= findings.ROBUST).to_numpy()
-        tail = np.flatnonzero(~ok)
-        first = len(ok) if not len(ok) else (tail[-1] + 1 if len(tail) else 0)
+        fails = np.flatnonzero(~ok)
+        first = fails[-1] + 1 if len(fails) else 0  # from here on, every easier value solves
         x = g.x.iloc[first] if first < len(g) else np.nan
         rows.append({"attention": name, "threshold": x, "n": int(g.n.iloc[first]) if first < len(g) else np.nan,
-                     "scanned": ", ".join(f"{v:g}" for v in g.x)})
+                     "scanned": ", ".join(f"{v:g}" for v in sorted(g.x))})
     out = pd.DataFrame(rows)
     if not out.empty:
         ref = out.threshold.iloc[0]
-        out["vs_reference"] = [_relative(t, ref) for t in out.threshold]
+        out["vs_reference"] = [_relative(t, ref, grows) for t in out.threshold]
+        out["verdict"] = [_verdict(t, ref, grows) for t in out.threshold]
     return out
 
 
-def _relative(t: float, ref: float) -> str:
+def _verdict(t: float, ref: float, grows: bool) -> str:
+    if np.isnan(t) or np.isnan(ref):
+        return "inconclusive" if np.isnan(t) and np.isnan(ref) else ("worse" if np.isnan(t) else "better")
+    return "equivalent" if t == ref else ("worse" if (t > ref) == grows else "better")
+
+
+def _relative(t: float, ref: float, grows: bool = True) -> str:
     if np.isnan(t) and np.isnan(ref):
         return "neither solves"
     if np.isnan(t):
         return "never, where the reference does"
     if np.isnan(ref):
         return "solves where the reference never does"
-    return "same" if t == ref else (f"needs {t / ref:g}× the reference's" if t > ref else f"{ref / t:g}× less")
+    if t == ref:
+        return "same"
+    if grows:
+        return f"needs {t / ref:g}× the reference's" if t > ref else f"{ref / t:g}× less"
+    return f"reaches {t / ref:g}× further" if t > ref else f"reaches {ref / t:g}× less far"
+
+
+def threshold_text(axis: str, t: float) -> str:
+    """How a threshold reads: "d_head ≥ 8" or "n_heads ≤ 4" (every easier value solves too), "never"."""
+    return "never" if np.isnan(t) else f"{axis} {'≥' if AXES[axis].grows else '≤'} {t:g}"
+
+
+def _says(axis: str, t: float) -> str:
+    grows = AXES[axis].grows if axis in AXES else True
+    if np.isnan(t):
+        return f"needs more than the largest {axis} scanned" if grows else f"solves at no {axis} scanned"
+    return f"needs {axis} ≥ {t:g}" if grows else f"solves up to {axis} ≤ {t:g}"
 
 
 def sentences(table: pd.DataFrame, axis: str, order: list[str], reference: str = "standard") -> list[str]:
     """One sentence per parameterization whose threshold differs from the reference's, e.g.
-    "tied_qk needs d_head ≥ 8 where standard needs 4 (solved ≥ 80% of 5 seeds from there on)"."""
-    th = thresholds(table, [reference, *[n for n in order if n != reference]])
+    "tied_qk needs d_head ≥ 8 where standard needs d_head ≥ 4 (...)", or on an axis along which the task gets
+    harder, "tied_qk solves up to n_heads ≤ 2 where standard solves up to n_heads ≤ 4 (...)"."""
+    grows = AXES[axis].grows if axis in AXES else True
+    th = thresholds(table, [reference, *[n for n in order if n != reference]], grows)
     if th.empty or th.attention.iloc[0] != reference:
         return []
     ref, steps = th.threshold.iloc[0], int(table.steps.iloc[0])
-    say = lambda t: f"{axis} ≥ {t:g}" if not np.isnan(t) else f"more than the largest {axis} scanned"  # noqa: E731
     out = []
     for r in th.iloc[1:].itertuples():
         if r.threshold == ref or (np.isnan(r.threshold) and np.isnan(ref)):
             continue
-        out.append(f"**{r.attention}** needs {say(r.threshold)} where {reference} needs {say(ref)} "
-                   f"(solved ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {steps} steps; scanned "
+        out.append(f"**{r.attention}** {_says(axis, r.threshold)} where {reference} {_says(axis, ref)} (solved "
+                   f"≥ {findings.ROBUST:.0%} of its seeds at its best lr, there "
+                   f"and at every {'larger' if grows else 'smaller'} {axis} scanned, {steps} steps; scanned "
                    f"{r.scanned}).")  # fmt: skip
     return out
