@@ -49,26 +49,29 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
     best_lrs = best.groupby(["task", "attention"], observed=True).lr.agg(set).to_dict()
     traces, rows, cols_ = [], [], []  # added in one call: plotly validates and places a batch once, not per trace
     for i, task in enumerate(tasks):
+        stars = {"x": [], "y": [], "color": [], "text": []}  # one trace per facet marks every line's best lr
         for name in ordered(stats.attention[stats.task == task]):
             # plain lists: for a handful of points plotly validates them ~3x faster than numpy arrays
             g = {k: v.tolist() for k, v in cells[(task, name)].sort_values("lr").items()}
             c = color(name)
-            # one trace per line: the min-max range as error bars, the best lr as a star among its markers (a
-            # third of the traces a band and a star trace each would take, for plotly to validate and draw)
-            star = [v in best_lrs.get((task, name), ()) for v in g["lr"]]
+            # one trace per line, its min-max range as error bars (a third of the traces a band trace would add)
             traces.append(dict(
                 type="scatter", x=g["lr"], y=g["mean"], mode="lines+markers", name=name, legendgroup=name,
-                showlegend=i == 0, line=dict(color=c),
+                showlegend=i == 0, line=dict(color=c), marker=dict(color=c, size=6),
                 error_y=dict(type="data", symmetric=False, array=[hi - m for hi, m in zip(g["max"], g["mean"])],
                              arrayminus=[m - lo for m, lo in zip(g["mean"], g["min"])], color=_rgba(c, 0.45),
                              thickness=1.5, width=3),
-                marker=dict(color=c, symbol=["star" if b else "circle" for b in star],
-                            size=[15 if b else 6 for b in star], line=dict(width=[1 if b else 0 for b in star],
-                                                                           color="black")),
-                text=["best lr (on validation)" if b else "" for b in star],
             ))  # fmt: skip
-            rows.append(i // cols + 1)
-            cols_.append(i % cols + 1)
+            for lr, m in zip(g["lr"], g["mean"]):
+                if lr in best_lrs.get((task, name), ()):
+                    for key, value in zip(stars, (lr, m, c, f"{name}: best lr {lr:g} (on validation)")):
+                        stars[key].append(value)
+        traces.append(dict(type="scatter", x=stars["x"], y=stars["y"], text=stars["text"], mode="markers",
+                           name="best lr", showlegend=False, hoverinfo="text",
+                           marker=dict(symbol="star", size=15, color=stars["color"],
+                                       line=dict(width=1, color="black"))))  # fmt: skip
+        rows += [i // cols + 1] * (len(traces) - len(rows))
+        cols_ += [i % cols + 1] * (len(traces) - len(cols_))
     fig.add_traces(traces, rows=rows, cols=cols_)
     fig.update_xaxes(type="log", title_text="learning rate", **lr_ticks(df.lr))
     fig.update_yaxes(type="log" if log_y else "linear")
