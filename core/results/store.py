@@ -74,7 +74,7 @@ SCAN_SWEEPS = tuple(f"{_SCAN} {args}" for args in (
     f"{_NO_IDENTITY} --d-head 4", f"{_NO_IDENTITY} --d-head 8", "--attention all --d-model 32",
     f"{_NO_IDENTITY} --d-head 2",
     "--attention all --d-model 16", "--attention all --n-heads 1", "--attention all --n-heads 2",
-    "--attention all --n-heads 8", "--attention all --d-model 128", "--attention all --length 4",
+    "--attention all --n-heads 8", "--attention all --length 4", "--attention all --d-model 128",
     "--attention all --length 16", "--attention all --length 32",
 )) + tuple(f"{_SCAN.replace('associative_recall', 'induction')} --attention all --n-heads {h}" for h in (1, 2, 8)) + (
     # the lr grid extended one step up where best lrs sat at its top edge (1e-2)
