@@ -11,6 +11,7 @@ from core.experiments import sweep
 from core.results import store as st
 from core.results.store import BUNDLED_LONGER, BUNDLED_MORE_SEEDS, BUNDLED_SWEEP, BUNDLED_SWEEPS, SCAN_SWEEPS
 from core.training.config import LR_GRID, TrainConfig
+from core.training.task_specs import TASK_SPECS
 from core.training.tasks import TASKS, chance_levels
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -18,6 +19,15 @@ SEEDS = 5
 MORE_SEEDS = {"associative_recall": 10}  # the discriminating task, by the second documented command
 LONGER = {"associative_recall": 1600}  # and again at these steps, by the third
 WEIGHT_SEEDS = 2  # `python -m core prune --store data --max-seeds 2`
+TASK_LENGTHS = {name: spec.length for name, spec in TASK_SPECS.items()}
+TASK_SYMBOLS = {name: spec.n_symbols for name, spec in TASK_SPECS.items()}
+
+
+def _bundled(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs at the bundled point: d_model 64, 4 heads of 16, each task at its default size."""
+    at_size = (runs.d_head == runs.d_model // runs.n_heads) & (runs.d_model == 64) & (runs.n_heads == 4)
+    default = (runs.length == runs.task.map(TASK_LENGTHS)) & (runs.n_symbols == runs.task.map(TASK_SYMBOLS))
+    return runs[at_size & default]
 
 
 def _scan_jobs(command: str) -> list:
@@ -32,7 +42,7 @@ def _scan_jobs(command: str) -> list:
 
 def test_every_scan_run_belongs_to_a_documented_scan_and_comes_as_whole_ensembles():
     runs = st.load_runs(DATA)
-    bundled = st.load_runs(DATA).query("d_head == d_model // n_heads & d_model == 64 & n_heads == 4")
+    bundled = _bundled(runs)
     scan = runs[~runs.run_id.isin(bundled.run_id)]
     planned = {}
     for command in SCAN_SWEEPS:
@@ -48,7 +58,7 @@ def test_every_scan_run_belongs_to_a_documented_scan_and_comes_as_whole_ensemble
 
 
 def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
-    runs = st.load_runs(DATA).query("d_head == d_model // n_heads & d_model == 64 & n_heads == 4")
+    runs = _bundled(st.load_runs(DATA))
     assert set(runs.status) <= {"ok", "diverged"}
     jobs = sweep.plan(list(ATTENTION), list(TASKS), SEEDS, TrainConfig(eval_every=50), lrs=LR_GRID)
     for task, n in MORE_SEEDS.items():
