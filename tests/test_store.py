@@ -171,6 +171,27 @@ def test_a_claim_belongs_to_one_live_process_and_a_dead_ones_is_taken_over(tmp_p
     assert st.remove_stale_tmp(tmp_path) == 1 and not claims.claim_path(tmp_path, "r3").exists()
 
 
+def test_a_claim_being_taken_is_never_dropped_as_stale_by_a_sweep_starting(tmp_path):
+    """A claim is written whole and linked into place under the claims lock; a sweep starting meanwhile judges
+    stale claims under that lock too, so it waits, then finds the claim held, not an empty (nobody's) file."""
+    import threading
+
+    path = claims.claim_path(tmp_path, "r1")
+    path.parent.mkdir(parents=True)
+    dropped = []
+    with claims._locked(path.parent):
+        path.write_text("")  # as a claim looked between its creation and its write, before the fix
+        starting = threading.Thread(target=lambda: dropped.append(st.remove_stale_tmp(tmp_path)))
+        starting.start()
+        starting.join(0.5)
+        assert starting.is_alive()  # waits for the claims lock
+        path.write_text(claims._me())
+    starting.join(10)
+    assert dropped == [0] and claims.held(path)
+    assert claims.claim(tmp_path, "r2") and claims.claim_path(tmp_path, "r2").read_text() == claims._me()
+    assert not list(path.parent.glob(".*.tmp"))  # the claim's temp file is gone
+
+
 def test_old_stores_read_with_test_metrics_as_their_eval_ones(tmp_path, trained):
     job, result = trained
     rid = write(tmp_path, job, result)

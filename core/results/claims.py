@@ -59,6 +59,19 @@ def stale_claims(store) -> list[Path]:
     return [p for p in Path(store).glob("claims/*.claim") if not held(p)]
 
 
+def drop_stale(store) -> int:
+    """Delete the stale claims, judged and deleted under the claims lock (so never a claim being taken); how
+    many."""
+    folder = Path(store) / "claims"
+    if not folder.is_dir():
+        return 0
+    with _locked(folder):
+        stale = stale_claims(store)
+        for p in stale:
+            p.unlink(missing_ok=True)
+    return len(stale)
+
+
 def claim_path(store, run_id: str) -> Path:
     return Path(store) / "claims" / f"{run_id}.claim"
 
@@ -76,7 +89,7 @@ def _locked(folder: Path):
 def claim(store, run_id: str) -> bool:
     """Claim a run for this process. False when a live sweep holds it or it was finished meanwhile; a dead
     sweep's claim (or one whose pid now belongs to another process) is taken over. Atomic: under the
-    store's claims lock, the claim file is created with O_EXCL."""
+    store's claims lock, the claim file appears whole (os.link of a written temp file, exclusive as O_EXCL)."""
     path = claim_path(store, run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path.parent):
@@ -89,9 +102,14 @@ def claim(store, run_id: str) -> bool:
             path.unlink(missing_ok=True)  # the claimant died: its run was never finished
         if (Path(store) / "runs" / f"{run_id}.parquet").exists():  # finished by another sweep, since we looked
             return False
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        with os.fdopen(fd, "w") as f:
-            f.write(_me())
+        # written whole, then linked into place: a reader outside the lock never sees an empty claim (which
+        # would read as nobody's, and be deleted as stale by another sweep starting)
+        tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+        tmp.write_text(_me())
+        try:
+            os.link(tmp, path)  # atomic and exclusive, as O_EXCL
+        finally:
+            tmp.unlink(missing_ok=True)
         return True
 
 

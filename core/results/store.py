@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from safetensors.numpy import load_file, save_file
 
 from . import index, schema
-from .claims import alive, stale_claims
+from .claims import alive, drop_stale
 from .runfile import (  # noqa: F401 - the store's interface
     FORMAT,
     META_KEY,
@@ -131,10 +131,9 @@ def remove_stale_tmp(store) -> int:
     claims of sweeps that died; a live writer's are left alone. Returns how many were removed."""
     tmps = [(p, p.name.rsplit(".", 2)[1]) for p in Path(store).glob("*/.*.tmp")]  # .<name>.<pid>.tmp
     stale = [p for p, pid in tmps if pid.isdigit() and not alive(int(pid))]
-    stale += stale_claims(store)
     for p in stale:
         p.unlink(missing_ok=True)
-    return len(stale)
+    return len(stale) + drop_stale(store)
 
 
 _GIT = _git_commit()
