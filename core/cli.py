@@ -219,7 +219,7 @@ def cmd_summary(args, parser):
                   f"{int(table.steps.iloc[0])} steps")  # fmt: skip
             grid = scaling.solved_grid(table, list(ATTENTION_NAMES))
             print(scaling.grid_markdown(grid, axis) if args.markdown else grid.to_string())
-            print(scaling.thresholds(table, list(ATTENTION_NAMES), scaling.AXES[axis].grows).to_string(index=False))
+            print(scaling.thresholds(table, list(ATTENTION_NAMES)).to_string(index=False))
             for line in scaling.sentences(table, axis, list(ATTENTION_NAMES)):
                 print(f"- {line}")
 

@@ -25,7 +25,7 @@ cmp = ui.comparisons(runs, best=ui.selection().get("lr", ui.BEST) == ui.BEST) if
 tables = {a: ui.scaling_outcomes(everything, a) for a in axes}
 order_all = [n for n in ORDER if n in set(everything.get("attention", []))]
 ref_first = ["standard", *[n for n in order_all if n != "standard"]]
-thresholds = {a: scaling.thresholds(t, ref_first, scaling.AXES[a].grows) for a, t in tables.items()}
+thresholds = {a: scaling.thresholds(t, ref_first) for a, t in tables.items()}
 
 
 def verdicts(names: list[str]) -> str:

@@ -54,8 +54,7 @@ st.caption("identity has no attention parameters and is not drawn on this log ax
 
 st.subheader("Thresholds")
 grows = scaling.AXES[axis].grows
-th = scaling.thresholds(table, ["standard", *[n for n in order if n != "standard"]] if "standard" in order else order,
-                        grows)  # fmt: skip
+th = scaling.thresholds(table, ["standard", *[n for n in order if n != "standard"]] if "standard" in order else order)
 edge = f"smallest {axis} from which every larger one" if grows else f"largest {axis} up to which every smaller one"
 st.dataframe(th, hide_index=True, width="stretch", column_config={
     "threshold": st.column_config.NumberColumn(f"{edge} solves ≥ {findings.ROBUST:.0%}", format="%g"),

@@ -57,7 +57,7 @@ def test_each_axis_finds_its_runs_and_the_threshold_of_each_parameterization(axi
     table = scaling.outcomes(runs, axis)
     assert (table.lr == 1e-3).all() | (table.share == 0).all()  # each cell at its best lr on validation
     grows = scaling.AXES[axis].grows
-    th = scaling.thresholds(table, ["standard", "tied_qk", "identity"], grows).set_index("attention")
+    th = scaling.thresholds(table, ["standard", "tied_qk", "identity"]).set_index("attention")
     tied_qk = SETTINGS[axis][2 if grows else 0]  # it solves only at the easiest setting
     assert th.threshold["standard"] == SETTINGS[axis][1] and th.threshold["tied_qk"] == tied_qk
     assert th.vs_reference["tied_qk"].startswith("needs" if grows else "reaches") and th.n["standard"] == 5

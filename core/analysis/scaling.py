@@ -110,11 +110,13 @@ def grid_markdown(grid: pd.DataFrame, axis: str) -> str:
     return "\n".join(lines)
 
 
-def thresholds(table: pd.DataFrame, order: list[str], grows: bool = True) -> pd.DataFrame:
+def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     """Per parameterization (in `order`): where it solves >= ROBUST of its seeds and every easier value scanned
     does too (NaN: nowhere), with n there, that value against the reference's (the first of `order`) in words,
-    and as a verdict (better, equivalent, worse, inconclusive: neither solves). grows (Axis.grows): easier is
-    larger, and the threshold the smallest such value; otherwise easier is smaller, and it is the largest."""
+    and as a verdict (better, equivalent, worse, inconclusive: neither solves). On an axis that grows (the
+    table's Axis.grows): easier is larger, and the threshold the smallest such value; otherwise easier is
+    smaller, and it is the largest."""
+    grows = _grows(table.axis.iloc[0]) if len(table) else True
     rows = []
     for name in [n for n in order if n in set(table.attention)]:
         g = table[table.attention == name].sort_values("x", ascending=grows)  # hardest first
@@ -152,24 +154,26 @@ def _relative(t: float, ref: float, grows: bool = True) -> str:
     return f"reaches {t / ref:g}× further" if t > ref else f"reaches {ref / t:g}× less far"
 
 
+def _grows(axis: str) -> bool:
+    return AXES[axis].grows if axis in AXES else True
+
+
 def threshold_text(axis: str, t: float) -> str:
     """How a threshold reads: "d_head ≥ 8" or "n_heads ≤ 4" (every easier value solves too), "never"."""
-    return "never" if np.isnan(t) else f"{axis} {'≥' if AXES[axis].grows else '≤'} {t:g}"
+    return "never" if np.isnan(t) else f"{axis} {'≥' if _grows(axis) else '≤'} {t:g}"
 
 
 def _says(axis: str, t: float) -> str:
-    grows = AXES[axis].grows if axis in AXES else True
     if np.isnan(t):
-        return f"needs more than the largest {axis} scanned" if grows else f"solves at no {axis} scanned"
-    return f"needs {axis} ≥ {t:g}" if grows else f"solves up to {axis} ≤ {t:g}"
+        return f"needs more than the largest {axis} scanned" if _grows(axis) else f"solves at no {axis} scanned"
+    return f"{'needs' if _grows(axis) else 'solves up to'} {threshold_text(axis, t)}"
 
 
 def sentences(table: pd.DataFrame, axis: str, order: list[str], reference: str = "standard") -> list[str]:
     """One sentence per parameterization whose threshold differs from the reference's, e.g.
     "tied_qk needs d_head ≥ 8 where standard needs d_head ≥ 4 (...)", or on an axis along which the task gets
     harder, "tied_qk solves up to n_heads ≤ 2 where standard solves up to n_heads ≤ 4 (...)"."""
-    grows = AXES[axis].grows if axis in AXES else True
-    th = thresholds(table, [reference, *[n for n in order if n != reference]], grows)
+    th = thresholds(table, [reference, *[n for n in order if n != reference]])
     if th.empty or th.attention.iloc[0] != reference:
         return []
     ref, steps = th.threshold.iloc[0], int(table.steps.iloc[0])
@@ -179,6 +183,6 @@ def sentences(table: pd.DataFrame, axis: str, order: list[str], reference: str =
             continue
         out.append(f"**{r.attention}** {_says(axis, r.threshold)} where {reference} {_says(axis, ref)} (solved "
                    f"≥ {findings.ROBUST:.0%} of its seeds at its best lr, there "
-                   f"and at every {'larger' if grows else 'smaller'} {axis} scanned, {steps} steps; scanned "
+                   f"and at every {'larger' if _grows(axis) else 'smaller'} {axis} scanned, {steps} steps; scanned "
                    f"{r.scanned}).")  # fmt: skip
     return out

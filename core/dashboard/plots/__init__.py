@@ -16,6 +16,8 @@ from .style import (  # noqa: F401 - part of this module's interface
     REFERENCES,
     _grid,
     _rgba,
+    add_placed,
+    cell,
     color,
     in_order,
     legend_once,
@@ -63,17 +65,15 @@ def loss_curves(df, metric, x="step", band="std", show_runs=False, smoothing=0.0
     bands = curve_bands(df, x, smoothing)
     cells = dict(tuple(bands.groupby(["task", "attention"])))  # one pass, not one filter per line
     seeds = dict(tuple(df.groupby(["task", "attention"]))) if show_runs else {}
-    traces, places = [], []  # added in one call: plotly validates and places a batch once, not per trace
+    placed = []
     for i, task in enumerate(tasks):
         for name in ordered(df["attention"]):
             if (task, name) not in cells:
                 continue
             b, c = cells[(task, name)], color(name)
             here = _curve_traces(b, x, name, c, band, log_y, seeds.get((task, name)), smoothing, first=i == 0)
-            traces += here
-            places += [(i // cols + 1, i % cols + 1)] * len(here)
-    if traces:
-        fig.add_traces(traces, rows=[r for r, _ in places], cols=[c for _, c in places])
+            placed += [(t, cell(i, cols)) for t in here]
+    add_placed(fig, placed)
     fig.update_yaxes(type="log" if log_y else "linear")
     fig.update_yaxes(title_text=metric, col=1)
     fig.update_xaxes(title_text="wall time (s)" if x == "wall_time" else "step")
@@ -130,9 +130,8 @@ def lines_by_attention(
     fig, cols = _grid([facet_title(df, facet, f) for f in facets])
     cells = dict(tuple(df.groupby([facet, "attention"] if facet else ["attention"], sort=False, observed=True)))
     refs = dict(tuple(reference.groupby(facet, sort=False, observed=True))) if reference is not None and facet else {}
-    traces, places = [], []  # added in one call: plotly validates and places a batch once, not per trace
+    placed = []
     for i, f in enumerate(facets):
-        place = (i // cols + 1, i % cols + 1)
         names = ordered(n for (*key, n) in cells if not facet or key[0] == f)
         for name in names:
             a = cells[(f, name) if facet else (name,)].sort_values(x)
@@ -140,16 +139,15 @@ def lines_by_attention(
             if spread:
                 err = dict(type="data", symmetric=False, array=(a[spread[1]] - a[y]).tolist(),
                            arrayminus=(a[y] - a[spread[0]]).tolist())  # fmt: skip
-            traces.append(dict(type="scatter", x=a[x].tolist(), y=a[y].tolist(), error_y=err, mode="lines+markers",
-                               name=name, line=dict(color=color(name)), legendgroup=name, showlegend=i == 0))
-            places.append(place)
+            placed.append((dict(type="scatter", x=a[x].tolist(), y=a[y].tolist(), error_y=err, mode="lines+markers",
+                                name=name, line=dict(color=color(name)), legendgroup=name, showlegend=i == 0),
+                           cell(i, cols)))  # fmt: skip
         if reference is not None:
             r = (refs.get(f, reference.iloc[0:0]) if facet else reference).sort_values(x)
-            traces.append(dict(type="scatter", x=r[x].tolist(), y=r[y].tolist(), mode="lines", name=reference_name,
-                               legendgroup="ref", line=dict(color=REFERENCE_COLOR, dash="dash"), showlegend=i == 0))
-            places.append(place)
-    if traces:
-        fig.add_traces(traces, rows=[r for r, _ in places], cols=[c for _, c in places])
+            placed.append((dict(type="scatter", x=r[x].tolist(), y=r[y].tolist(), mode="lines", name=reference_name,
+                                legendgroup="ref", line=dict(color=REFERENCE_COLOR, dash="dash"), showlegend=i == 0),
+                           cell(i, cols)))  # fmt: skip
+    add_placed(fig, placed)
     fig.update_xaxes(type="log" if log_x else "linear", title_text=x)
     fig.update_yaxes(type="log" if log_y else "linear")
     fig.update_yaxes(title_text=y, col=1)
@@ -163,21 +161,18 @@ def bars_by_attention(
     facets = list(dict.fromkeys(df[facet]))
     fig, cols = _grid([facet_title(df, facet, f) for f in facets])
     cells = dict(tuple(df.groupby([facet, "attention"], sort=False, observed=True)))
-    traces, places = [], []  # added in one call, as in lines_by_attention
+    placed = []
     for i, f in enumerate(facets):
-        row, col = i // cols + 1, i % cols + 1
         for name in ordered(n for key, n in cells if key == f):
             a = cells[(f, name)]
             err = dict(type="data", array=a[error].tolist()) if error else None
-            traces.append(dict(type="bar", x=[name], y=a[y].tolist(), error_y=err, marker_color=color(name), name=name,
-                               legendgroup=name, showlegend=i == 0))  # fmt: skip
-            places.append((row, col))
-    if traces:
-        fig.add_traces(traces, rows=[r for r, _ in places], cols=[c for _, c in places])
+            placed.append((dict(type="bar", x=[name], y=a[y].tolist(), error_y=err, marker_color=color(name),
+                                name=name, legendgroup=name, showlegend=i == 0), cell(i, cols)))  # fmt: skip
+    add_placed(fig, placed)
     for i, f in enumerate(facets):  # after the bars: plotly draws a line only on a subplot that has data
         if baseline and f in baseline:
-            fig.add_hline(y=baseline[f], line=dict(color=REFERENCE_COLOR, dash="dash"), row=i // cols + 1,
-                          col=i % cols + 1)  # fmt: skip
+            row, col = cell(i, cols)
+            fig.add_hline(y=baseline[f], line=dict(color=REFERENCE_COLOR, dash="dash"), row=row, col=col)
     fig.update_yaxes(type="log" if log_y else "linear")
     fig.update_yaxes(title_text=y, col=1)
     fig.update_layout(showlegend=True, bargap=0.25)

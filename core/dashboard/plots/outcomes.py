@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import REFERENCE_COLOR, _grid, _rgba, color, legend_once, lr_ticks, ordered
+from .style import REFERENCE_COLOR, _grid, _rgba, add_placed, cell, color, legend_once, lr_ticks, ordered
 
 _DASH = {"uniform": "dot", "in_context": "dash", "unqueried": "dashdot"}
 
@@ -14,28 +14,26 @@ def strip(df: pd.DataFrame, y: str, tasks: list[str], chance: dict | None = None
     outcome shows as two clusters; optional chance levels per task ({task: {name: value}}) as lines."""
     fig, cols = _grid(tasks)
     rng = np.random.default_rng(0)  # a fixed jitter: the same picture on every rerun
-    traces, places = [], []
+    placed = []
     for i, task in enumerate(tasks):
-        row, col = i // cols + 1, i % cols + 1
+        row, col = cell(i, cols)
         d = df[df.task == task]
         cells = dict(tuple(d.groupby("attention", observed=True)))
         names = ordered(d.attention)
         for j, name in enumerate(names):
             a = cells[name]
-            traces.append(dict(
+            placed.append((dict(
                 type="scatter", x=(j + rng.uniform(-0.18, 0.18, len(a))).tolist(), y=a[y].tolist(), mode="markers",
                 name=name, marker=dict(color=color(name), size=8, opacity=0.8, line=dict(width=0.5, color="white")),
                 text=[f"seed {s}" for s in a.seed], legendgroup=name, showlegend=i == 0,
-            ))  # fmt: skip
-            places.append((row, col))
+            ), (row, col)))  # fmt: skip
         fig.update_xaxes(tickvals=list(range(len(names))), ticktext=names, row=row, col=col)
-    if traces:  # one batch: plotly validates and places the traces once, not one call per trace
-        fig.add_traces(traces, rows=[r for r, _ in places], cols=[c for _, c in places])
+    add_placed(fig, placed)
     for i, task in enumerate(tasks):  # after the dots: plotly draws a line only on a subplot that has data
+        row, col = cell(i, cols)
         for label, value in (chance or {}).get(task, {}).items():
             line = dict(color=REFERENCE_COLOR, dash=_DASH.get(label, "dot"), width=1)
-            fig.add_hline(y=value, line=line, annotation_text=label, annotation_font_size=9, row=i // cols + 1,
-                          col=i % cols + 1)  # fmt: skip
+            fig.add_hline(y=value, line=line, annotation_text=label, annotation_font_size=9, row=row, col=col)
     fig.update_yaxes(title_text=y_title or y, col=1)
     return legend_once(fig)
 
@@ -47,7 +45,7 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
     stats = df.groupby(["task", "attention", "lr"], observed=True)[y].agg(["mean", "min", "max"]).reset_index()
     cells = dict(tuple(stats.groupby(["task", "attention"], observed=True)))  # one pass, not one filter per line
     best_lrs = best.groupby(["task", "attention"], observed=True).lr.agg(set).to_dict()
-    traces, rows, cols_ = [], [], []  # added in one call: plotly validates and places a batch once, not per trace
+    placed = []
     for i, task in enumerate(tasks):
         stars = {"x": [], "y": [], "color": [], "text": []}  # one trace per facet marks every line's best lr
         for name in ordered(stats.attention[stats.task == task]):
@@ -55,24 +53,22 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
             g = {k: v.tolist() for k, v in cells[(task, name)].sort_values("lr").items()}
             c = color(name)
             # one trace per line, its min-max range as error bars (a third of the traces a band trace would add)
-            traces.append(dict(
+            placed.append((dict(
                 type="scatter", x=g["lr"], y=g["mean"], mode="lines+markers", name=name, legendgroup=name,
                 showlegend=i == 0, line=dict(color=c), marker=dict(color=c, size=6),
                 error_y=dict(type="data", symmetric=False, array=[hi - m for hi, m in zip(g["max"], g["mean"])],
                              arrayminus=[m - lo for m, lo in zip(g["mean"], g["min"])], color=_rgba(c, 0.45),
                              thickness=1.5, width=3),
-            ))  # fmt: skip
+            ), cell(i, cols)))  # fmt: skip
             for lr, m in zip(g["lr"], g["mean"]):
                 if lr in best_lrs.get((task, name), ()):
                     for key, value in zip(stars, (lr, m, c, f"{name}: best lr {lr:g} (on validation)")):
                         stars[key].append(value)
-        traces.append(dict(type="scatter", x=stars["x"], y=stars["y"], text=stars["text"], mode="markers",
-                           name="best lr", showlegend=False, hoverinfo="text",
-                           marker=dict(symbol="star", size=15, color=stars["color"],
-                                       line=dict(width=1, color="black"))))  # fmt: skip
-        rows += [i // cols + 1] * (len(traces) - len(rows))
-        cols_ += [i % cols + 1] * (len(traces) - len(cols_))
-    fig.add_traces(traces, rows=rows, cols=cols_)
+        placed.append((dict(type="scatter", x=stars["x"], y=stars["y"], text=stars["text"], mode="markers",
+                            name="best lr", showlegend=False, hoverinfo="text",
+                            marker=dict(symbol="star", size=15, color=stars["color"],
+                                        line=dict(width=1, color="black"))), cell(i, cols)))  # fmt: skip
+    add_placed(fig, placed)
     fig.update_xaxes(type="log", title_text="learning rate", **lr_ticks(df.lr))
     fig.update_yaxes(type="log" if log_y else "linear")
     fig.update_yaxes(title_text=y_title or y, col=1)

@@ -58,6 +58,18 @@ def _grid(titles: list[str], cols: int = 3, **kw):
     return fig, cols
 
 
+def cell(i: int, cols: int) -> tuple[int, int]:
+    """(row, col) of the i-th facet in a grid of `cols` columns (1-based, as plotly's subplots)."""
+    return i // cols + 1, i % cols + 1
+
+
+def add_placed(fig, placed: list[tuple[dict, tuple[int, int]]]) -> None:
+    """Add (trace, (row, col)) pairs in one call: plotly validates and places a batch once, not per trace (the
+    per-trace add_trace was most of a many-facet figure's build time)."""
+    if placed:
+        fig.add_traces([t for t, _ in placed], rows=[r for _, (r, _) in placed], cols=[c for _, (_, c) in placed])
+
+
 def legend_once(fig):
     """Every parameterization drawn in any facet is in the legend, once: the first trace of each legend group
     whose name is the group's (bands and per-seed traces, named otherwise, keep their own setting)."""
