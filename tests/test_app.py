@@ -363,3 +363,11 @@ def test_unreadable_run_files_are_a_counted_caption_in_the_sidebar(stores_root):
     at = open_page("loss_curves", store="damaged")
     assert any("1 run file(s) in this store cannot be read" in c.value for c in at.sidebar.caption)
     assert any("runs/garbled.parquet" in t.value for t in at.sidebar.text)
+
+
+def test_the_served_config_turns_off_the_file_watcher():
+    """Streamlit reads .streamlit/config.toml from where `streamlit run app.py` starts: no per-session module walk."""
+    out = subprocess.run([sys.executable, "-c", "from streamlit import config; "
+                          "print(config.get_option('server.fileWatcherType'))"],
+                         cwd=ROOT, capture_output=True, text=True, check=True)  # fmt: skip
+    assert out.stdout.strip() == "none"
