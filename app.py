@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.dashboard import catalog, ui
+from core.dashboard import catalog, ui, urls
 from core.dashboard.plots import ordered
 from core.results import stores
 
@@ -30,7 +30,7 @@ def sidebar() -> dict:
         asked = st.query_params.get("store")
         if "store" not in st.session_state and asked is not None and asked not in names:
             st.warning(stores.UNAVAILABLE)  # one sentence for missing and forbidden alike; no path echoed
-        name = ui.url_widget(
+        name = urls.url_widget(
             st.selectbox,
             "Store",
             "store",
@@ -43,12 +43,12 @@ def sidebar() -> dict:
         ui.unreadable_notice(path)
         tasks = [t for t in catalog.TASK_NAMES if t in set(runs.get("task", []))]
         attns = ordered(runs.get("attention", []))
-        chosen_tasks = ui.url_widget(st.multiselect, "Tasks", "tasks", tasks, options=tasks, multi=True)
-        chosen = ui.url_widget(st.multiselect, "Parameterizations", "attn", attns, options=attns, multi=True)
+        chosen_tasks = urls.url_widget(st.multiselect, "Tasks", "tasks", tasks, options=tasks, multi=True)
+        chosen = urls.url_widget(st.multiselect, "Parameterizations", "attn", attns, options=attns, multi=True)
         sizes = ui.size_labels(runs).value_counts().index.tolist() if not runs.empty else []
-        size = ui.url_widget(st.selectbox, "Model size", "size", sizes[0] if sizes else None, options=sizes)
+        size = urls.url_widget(st.selectbox, "Model size", "size", sizes[0] if sizes else None, options=sizes)
         steps_options = [ui.LONGEST, *(str(v) for v in sorted(set(runs.get("steps", []))))]
-        steps = ui.url_widget(
+        steps = urls.url_widget(
             st.selectbox,
             "Training steps",
             "steps",
@@ -58,7 +58,7 @@ def sidebar() -> dict:
             "to rule out truncation, replaces its shorter runs); or one length for every task",
         )
         precisions = sorted(set(runs.get("precision", [])), key=lambda v: v != "fp32")  # fp32, the reference, first
-        precision = ui.url_widget(
+        precision = urls.url_widget(
             st.selectbox,
             "Precision",
             "precision",
@@ -67,7 +67,7 @@ def sidebar() -> dict:
             help="fp32: the reference; bf16: trained under bfloat16 autocast (README: Precision)",
         )
         lr_options = [ui.BEST, ui.ALL, *(f"{v:g}" for v in sorted(set(runs.get("lr", []))))]
-        lr = ui.url_widget(
+        lr = urls.url_widget(
             st.selectbox,
             "Learning rate",
             "lr",

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.dashboard import plots, ui
+from core.dashboard import plots, ui, urls
 
 ui.require_router()
 st.title("Attention maps")
@@ -24,9 +24,9 @@ if runs.empty:
     st.stop()
 
 c = st.columns(4)
-task = ui.url_widget(c[0].selectbox, "Task", "am_task", runs.task.iloc[0], options=list(dict.fromkeys(runs.task)))
+task = urls.url_widget(c[0].selectbox, "Task", "am_task", runs.task.iloc[0], options=list(dict.fromkeys(runs.task)))
 seeds = sorted(runs[runs.task == task].seed.unique().tolist())
-seed = ui.url_widget(c[1].selectbox, "Seed", "am_seed", seeds[0], options=seeds)
+seed = urls.url_widget(c[1].selectbox, "Seed", "am_seed", seeds[0], options=seeds)
 sel = runs[(runs.task == task) & (runs.seed == seed)]
 loaded = {r.attention: ui.patterns(r.run_id) for r in sel.itertuples()}
 loaded = {k: v for k, v in loaded.items() if v[0] is not None}
@@ -34,8 +34,8 @@ if not loaded:
     st.info("These runs stored no attention patterns.")
     st.stop()
 any_p, any_x = next(iter(loaded.values()))
-layer = ui.url_widget(c[2].selectbox, "Layer", "am_layer", 0, options=list(range(any_p.shape[0])))
-example = ui.url_widget(c[3].selectbox, "Example", "am_ex", 0, options=list(range(any_p.shape[1])))
+layer = urls.url_widget(c[2].selectbox, "Layer", "am_layer", 0, options=list(range(any_p.shape[0])))
+example = urls.url_widget(c[3].selectbox, "Example", "am_ex", 0, options=list(range(any_p.shape[1])))
 st.code(" ".join(map(str, any_x[example].tolist())), language=None)
 st.caption("The example's token ids (the task's held-out set, identical for every run).")
 

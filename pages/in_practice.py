@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import similarity
-from core.dashboard import plots, ui
+from core.dashboard import plots, ui, urls
 
 ui.require_router()
 st.title("In practice: real pretrained heads")
@@ -37,7 +37,7 @@ if not runs.empty:
     ours["d_model"], ours["d_head"] = int(runs.d_model.iloc[0]), int(runs.d_head.iloc[0])
 both = pd.concat([pre, ours], ignore_index=True)
 
-metric = ui.url_widget(
+metric = urls.url_widget(
     st.selectbox,
     "Metric",
     "ip_metric",

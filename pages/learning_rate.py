@@ -5,7 +5,7 @@ import numpy as np
 import streamlit as st
 
 from core.analysis import findings
-from core.dashboard import plots, ui
+from core.dashboard import plots, ui, urls
 
 ui.require_router()
 st.title("Learning rate")
@@ -23,7 +23,9 @@ best = findings.best_lr(runs)
 if runs.lr.nunique() < 2:
     st.info("These runs use a single learning rate: sweep several with `python -m core sweep --lr grid`.")
 
-metric = ui.url_widget(st.radio, "Metric", "lr_metric", "test_acc", options=["test_acc", "test_loss"], horizontal=True)
+metric = urls.url_widget(
+    st.radio, "Metric", "lr_metric", "test_acc", options=["test_acc", "test_loss"], horizontal=True
+)
 ok = runs[runs.status == "ok"]
 data = ok[["task", "attention", "lr", "seed", metric]]
 fig = plots.lr_sweep(data, metric, tasks, best, log_y=metric == "test_loss", y_title=f"final {metric}")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from core.analysis import findings
-from core.dashboard import plots, ui
+from core.dashboard import plots, ui, urls
 
 ui.require_router()
 st.title("Loss curves")
@@ -22,15 +22,15 @@ METRICS = ["test_loss", "test_acc", "val_loss", "val_acc", "train_loss", "tokens
 METRICS += [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(runs.n_layers.max()))]
 
 c = st.columns([2, 2, 2, 3])
-metric = ui.url_widget(c[0].selectbox, "Metric", "metric", "test_loss", options=METRICS)
-x = ui.url_widget(c[1].selectbox, "x axis", "x", "step", options=["step", "wall_time"])
-band = ui.url_widget(c[2].selectbox, "Band across seeds", "band", "std", options=["std", "minmax", "none"])
-smoothing = ui.url_widget(c[3].slider, "EMA smoothing", "smooth", 0.0, min_value=0.0, max_value=0.99, step=0.01)
+metric = urls.url_widget(c[0].selectbox, "Metric", "metric", "test_loss", options=METRICS)
+x = urls.url_widget(c[1].selectbox, "x axis", "x", "step", options=["step", "wall_time"])
+band = urls.url_widget(c[2].selectbox, "Band across seeds", "band", "std", options=["std", "minmax", "none"])
+smoothing = urls.url_widget(c[3].slider, "EMA smoothing", "smooth", 0.0, min_value=0.0, max_value=0.99, step=0.01)
 c = st.columns(3)  # the toggles on their own row, so no label is cut at a projector's 1280 px
-delta = ui.url_widget(c[2].toggle, "Δ vs standard", "delta", False,
+delta = urls.url_widget(c[2].toggle, "Δ vs standard", "delta", False,
                       help="each run minus standard's run of the same task and seed (the same batches), per step")
-log_y = ui.url_widget(c[0].toggle, "log y", "logy", not metric.endswith("_acc"), disabled=delta)
-show_runs = ui.url_widget(c[1].toggle, "each seed", "seeds", False, help="draw every seed's run too")
+log_y = urls.url_widget(c[0].toggle, "log y", "logy", not metric.endswith("_acc"), disabled=delta)
+show_runs = urls.url_widget(c[1].toggle, "each seed", "seeds", False, help="draw every seed's run too")
 
 tidy = ui.metrics(runs.run_id.unique(), [metric, "wall_time"])
 m, wall = tidy[tidy.metric == metric], tidy[tidy.metric == "wall_time"]

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import findings
-from core.dashboard import catalog, live, plots, ui
+from core.dashboard import catalog, live, plots, ui, urls
 
 ui.require_router()
 st.title("Parameters")
@@ -16,7 +16,7 @@ runs = ui.selected_runs()
 if not ui.require_runs(runs):
     st.stop()
 
-task = ui.url_widget(
+task = urls.url_widget(
     st.selectbox,
     "Task (sets vocabulary and length)",
     "ptask",
@@ -69,7 +69,7 @@ def update_sizes() -> None:
     every = every[every.steps == every.groupby("task").steps.transform("max")]  # one schedule per task
     lrs = sorted(set(every.lr))
     options = [f"{v:g}" for v in lrs]
-    shared = ui.url_widget(st.selectbox, "shared lr", "mech_lr", options[len(options) // 2], options=options)
+    shared = urls.url_widget(st.selectbox, "shared lr", "mech_lr", options[len(options) // 2], options=options)
     tidy = ui.metrics(
         every.run_id.unique(), [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(every.n_layers.max()))]
     )
@@ -105,9 +105,10 @@ with fold_area:
         "is the cheaper, low-rank choice (2·D·r instead of D² per head)."
     )
     c = st.columns(3)
-    fd = ui.url_widget(c[0].selectbox, "d_model", "fold_d", 64, options=[16, 32, 64, 128, 256])
-    fh = ui.url_widget(c[1].selectbox, "n_heads", "fold_h", 4, options=[h for h in (1, 2, 4, 8) if fd % h == 0] or [1])
-    seed = ui.url_widget(c[2].number_input, "seed", "fold_seed", 0, min_value=0, max_value=10_000)
+    fd = urls.url_widget(c[0].selectbox, "d_model", "fold_d", 64, options=[16, 32, 64, 128, 256])
+    heads = [h for h in (1, 2, 4, 8) if fd % h == 0] or [1]
+    fh = urls.url_widget(c[1].selectbox, "n_heads", "fold_h", 4, options=heads)
+    seed = urls.url_widget(c[2].number_input, "seed", "fold_seed", 0, min_value=0, max_value=10_000)
 
 asked = live.parameters(names, size, pd.concat([by_d, by_h]).to_dict("records"),
                         {"d_model": int(fd), "n_heads": int(fh), "seed": int(seed)})  # fmt: skip
@@ -139,7 +140,7 @@ with count_area:
 with scale_area:
     st.subheader("How attention parameters scale (per layer, from the formulas)")
     c = st.columns(2)
-    log_y = ui.url_widget(c[0].toggle, "log y", "plogy", True)
+    log_y = urls.url_widget(c[0].toggle, "log y", "plogy", True)
     ui.chart(plots.lines_by_attention(by_d, "d_model", "params", log_x=True, log_y=log_y), by_d,
              f"params-vs-d_model-H{H}")  # fmt: skip
     st.caption(f"n_heads = {H}; d_head = d_model / n_heads. identity has no parameters, so a log axis cannot show it.")

@@ -3,7 +3,7 @@ choices in the URL; the rows picked open their curves below, as W&B's run table 
 
 import streamlit as st
 
-from core.dashboard import plots, ui
+from core.dashboard import plots, ui, urls
 
 ui.require_router()
 st.title("Runs")
@@ -21,11 +21,11 @@ COLUMNS = ["run_id", "task", "attention", "lr", "seed", "steps", "d_model", "n_h
            "seconds_per_step"]  # fmt: skip
 table = plots.in_order(runs[[c for c in COLUMNS if c in runs]])
 c = st.columns([3, 1.2, 2, 2])
-sort = ui.url_widget(c[0].selectbox, "Sort by", "rsort", "test_loss", options=[c for c in COLUMNS if c in table])
-descending = ui.url_widget(c[1].toggle, "descending", "rdesc", False)
+sort = urls.url_widget(c[0].selectbox, "Sort by", "rsort", "test_loss", options=[c for c in COLUMNS if c in table])
+descending = urls.url_widget(c[1].toggle, "descending", "rdesc", False)
 statuses = sorted(set(table.status))
-status = ui.url_widget(c[2].multiselect, "Status", "rstatus", statuses, options=statuses, multi=True)
-text = ui.url_widget(c[3].text_input, "Run id contains", "rid", "", max_chars=16)
+status = urls.url_widget(c[2].multiselect, "Status", "rstatus", statuses, options=statuses, multi=True)
+text = urls.url_widget(c[3].text_input, "Run id contains", "rid", "", max_chars=16)
 table = table[table.status.isin(status) & table.run_id.str.contains(text, regex=False)]
 table = table.sort_values(sort, ascending=not descending, kind="stable").reset_index(drop=True)
 picked = st.dataframe(
@@ -41,7 +41,7 @@ chosen = table.run_id.iloc[picked.selection.rows].tolist() if picked.selection.r
 if not chosen:
     st.info("Tick one or more rows to draw their curves.")
     st.stop()
-metric = ui.url_widget(st.radio, "Metric", "rmetric", "val_loss", options=["val_loss", "val_acc", "test_loss",
+metric = urls.url_widget(st.radio, "Metric", "rmetric", "val_loss", options=["val_loss", "val_acc", "test_loss",
                        "test_acc", "train_loss"], horizontal=True)  # fmt: skip
 tidy = ui.metrics(chosen, [metric])
 data = tidy.merge(table[["run_id", "attention", "task", "seed"]], on="run_id")

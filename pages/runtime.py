@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.dashboard import plots, ui
+from core.dashboard import plots, ui, urls
 
 REFERENCE = "nn.MultiheadAttention"
 
@@ -17,7 +17,7 @@ if not ui.require_runs(runs):
     st.stop()
 
 st.subheader("Training, from the runs")
-y = ui.url_widget(
+y = urls.url_widget(
     st.radio, "Measure", "rt_y", "seconds_per_step", options=["seconds_per_step", "tokens_per_s"], horizontal=True
 )
 # every member of one ensemble (its seeds x lrs) stores the ensemble's time: one row per ensemble, not per seed
@@ -69,7 +69,7 @@ b = bench[bench.kind == "attention"].copy()
 shape = ["d_model", "seq_len", "n_heads", "batch"]
 b[shape] = b[shape].astype(int)  # the stored tables share columns, so pandas read them as floats
 c = st.columns(3)
-metric = ui.url_widget(
+metric = urls.url_widget(
     c[0].selectbox,
     "Measure",
     "bm",
@@ -78,8 +78,8 @@ metric = ui.url_widget(
     help="ratio: time relative to nn.MultiheadAttention at the same shape, the median over rounds of paired "
     "timings; the bars span the middle half of the rounds",
 )
-heads = ui.url_widget(c[1].selectbox, "n_heads", "bh", int(b.n_heads.max()), options=sorted(b.n_heads.unique()))
-x = ui.url_widget(c[2].selectbox, "x axis", "bx", "seq_len", options=["seq_len", "d_model"])
+heads = urls.url_widget(c[1].selectbox, "n_heads", "bh", int(b.n_heads.max()), options=sorted(b.n_heads.unique()))
+x = urls.url_widget(c[2].selectbox, "x axis", "bx", "seq_len", options=["seq_len", "d_model"])
 facet = "d_model" if x == "seq_len" else "seq_len"
 b = b[(b.n_heads == heads) & b.attention.isin(ui.selection()["attentions"] + [REFERENCE, "sdpa"])]
 ours, ref = b[b.attention != REFERENCE], b[b.attention == REFERENCE]

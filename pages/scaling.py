@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import findings, scaling
-from core.dashboard import ui
+from core.dashboard import ui, urls
 from core.dashboard.plots import ORDER
 from core.dashboard.plots.scaling import outcome_vs_axis
 
@@ -25,7 +25,7 @@ if not present:
         "associative_recall --seeds 5 --lr grid --steps 800 --attention all --d-model 32 --store DIR\n```"
     )
     st.stop()
-axis = ui.url_widget(
+axis = urls.url_widget(
     st.selectbox, "Axis", "axis", present[0], options=present,
     format_func=lambda a: f"{a}: {scaling.AXES[a].label} (seed {scaling.AXES[a].question})",
 )  # fmt: skip
@@ -33,9 +33,9 @@ spec = scaling.AXES[axis]
 table = ui.scaling_outcomes(runs, axis)
 order = [n for n in ORDER if n in set(table.attention)]
 c = st.columns(2)
-show_seeds = ui.url_widget(c[0].toggle, "each seed as a dot", "sc_seeds", False)
+show_seeds = urls.url_widget(c[0].toggle, "each seed as a dot", "sc_seeds", False)
 labels = {"share": "solved share", "test_acc": "mean test accuracy"}
-metric = ui.url_widget(c[1].radio, "outcome", "sc_y", "share", options=list(labels), horizontal=True,
+metric = urls.url_widget(c[1].radio, "outcome", "sc_y", "share", options=list(labels), horizontal=True,
                        format_func=labels.get)  # fmt: skip
 best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(runs, axis)))
 seeds = best[best.status == "ok"][["attention", "x", "seed", "test_acc"]] if show_seeds else None

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import findings, similarity
-from core.dashboard import catalog, plots, ui
+from core.dashboard import catalog, plots, ui, urls
 
 ui.require_router()
 st.title("Learned-matrix similarity")
@@ -24,7 +24,7 @@ if runs.empty:
 
 hm = ui.head_metrics(runs.run_id).merge(runs[["run_id", "attention", "task", "seed"]], on="run_id")
 c = st.columns([3, 2])
-metric = ui.url_widget(
+metric = urls.url_widget(
     c[0].selectbox,
     "Metric",
     "sim_metric",
@@ -32,7 +32,7 @@ metric = ui.url_widget(
     options=list(similarity.METRICS),
     format_func=lambda m: f"{m}: {similarity.METRICS[m]}",
 )
-task = ui.url_widget(c[1].selectbox, "Task", "sim_task", "all", options=["all", *dict.fromkeys(runs.task)])
+task = urls.url_widget(c[1].selectbox, "Task", "sim_task", "all", options=["all", *dict.fromkeys(runs.task)])
 
 
 def of_task(df):

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from core.experiments.run_job import Job, record
-from core.results import claims
+from core.results import claims, provenance
 from core.results import store as st
 from core.training.config import ModelConfig, TaskConfig, TrainConfig
 from core.training.tasks import make_task
@@ -129,13 +129,13 @@ def test_provenance_is_dirty_for_code_changes_not_for_regenerated_data(tmp_path)
         (tmp_path / f).write_text("v1")
     git("add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-    head = st._git_commit(tmp_path)
+    head = provenance._git_commit(tmp_path)
     assert head and not head.endswith("+dirty")
     (tmp_path / "data" / "runs" / "a.parquet").unlink()  # a sweep regenerating the bundled store
     (tmp_path / "README.md").write_text("v2")
-    assert st._git_commit(tmp_path) == head
+    assert provenance._git_commit(tmp_path) == head
     (tmp_path / "core" / "train.py").write_text("v2")  # the code that makes results
-    assert st._git_commit(tmp_path) == head + "+dirty"
+    assert provenance._git_commit(tmp_path) == head + "+dirty"
 
 
 def test_a_killed_writers_temporary_files_are_removed_and_a_live_writers_kept(tmp_path):

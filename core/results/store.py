@@ -16,14 +16,10 @@ after its weights: a run exists once its parquet does, so a kill loses at most t
 
 import json
 import os
-import platform
 import re
-import subprocess
-import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +31,15 @@ from safetensors.numpy import load_file, save_file
 
 from . import index, schema
 from .claims import alive, drop_stale
+from .provenance import (  # noqa: F401 - the store's interface
+    BUNDLED_LONGER,
+    BUNDLED_MORE_SEEDS,
+    BUNDLED_SWEEP,
+    BUNDLED_SWEEPS,
+    SCAN_SWEEPS,
+    provenance,
+    scan_command,
+)
 from .runfile import (  # noqa: F401 - the store's interface
     FORMAT,
     META_KEY,
@@ -51,80 +56,6 @@ from .runfile import (  # noqa: F401 - the store's interface
     write_table,
 )
 
-# the command that made data/
-BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr grid --eval-every 50 --store data"
-# then seeds 5-9 on the one discriminating task (resume trains only those)
-BUNDLED_MORE_SEEDS = (
-    "python -m core sweep --attention all --task associative_recall --seeds 10 --lr grid --eval-every 50 --store data"
-)
-# then that task again at twice the steps, so a "fails" there is not a truncation artefact
-BUNDLED_LONGER = (
-    "python -m core sweep --attention all --task associative_recall --seeds 10 --lr grid --steps 1600 "
-    "--eval-every 50 --store data"
-)
-BUNDLED_SWEEPS = (BUNDLED_SWEEP, BUNDLED_MORE_SEEDS, BUNDLED_LONGER)
-# The scaling scans (README: Scaling scans), one axis point each, in the order they run; identity has no d_head
-# of its own. A scan run into another store and copied here records that store in its provenance, so the
-# commands are compared with their --store argument set aside (scan_command).
-_SCAN = (
-    "python -m core sweep --store data --task associative_recall --seeds 5 --lr grid --steps 800 --workers 1 --quiet"
-)
-_NO_IDENTITY = "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa"
-SCAN_SWEEPS = tuple(f"{_SCAN} {args}" for args in (
-    f"{_NO_IDENTITY} --d-head 4", f"{_NO_IDENTITY} --d-head 8", "--attention all --d-model 32",
-    f"{_NO_IDENTITY} --d-head 2",
-    "--attention all --d-model 16", "--attention all --n-heads 1", "--attention all --n-heads 2",
-    "--attention all --n-heads 8", "--attention all --length 4", "--attention all --d-model 128",
-    "--attention all --length 16", "--attention all --length 32",
-)) + tuple(f"{_SCAN.replace('associative_recall', 'induction')} --attention all --n-heads {h}" for h in (1, 2, 8)) + (
-    # the lr grid extended one step up where best lrs sat at its top edge (1e-2)
-    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention all --d-model 16",
-    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv,identity,mqa,gqa --d-model 32",
-)
-# fmt: skip
-
-
-def scan_command(command: str) -> str:
-    """A recorded command with its --store argument replaced by data (where its runs were copied)."""
-    return re.sub(r"--store \S+", "--store data", command)
-
-
-def provenance(command: str | None = None) -> dict:
-    """What made a file: the command, package versions, date (UTC)."""
-    versions = {"python": platform.python_version()}
-    for pkg in ("torch", "numpy", "pandas", "pyarrow", "safetensors", "attention-lab"):
-        try:
-            versions[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            pass
-    return {
-        "command": command or "python -m core " + " ".join(sys.argv[1:]),
-        "versions": versions,
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "git": _GIT,
-    }
-
-
-_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _git_commit(root: Path = _ROOT) -> str | None:
-    """The code's commit, with '+dirty' for uncommitted changes to it; None outside a git checkout.
-
-    Only core/ and requirements.txt count: they are what produces results, while a sweep that
-    regenerates data/ changes the checkout's files itself. Read once, at import: that is the code
-    this process runs, whatever changes on disk later.
-    """
-    try:
-        run = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True, text=True, timeout=5)  # noqa: E731
-        head = run("rev-parse", "--short", "HEAD")
-        if head.returncode:
-            return None
-        dirty = run("status", "--porcelain", "--", "core", "requirements.txt").stdout.strip()
-        return head.stdout.strip() + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
-
 
 def remove_stale_tmp(store) -> int:
     """Delete the temporary files of writers that were killed mid-write (their pid is gone), and the
@@ -136,7 +67,6 @@ def remove_stale_tmp(store) -> int:
     return len(stale) + drop_stale(store)
 
 
-_GIT = _git_commit()
 
 
 # ---- runs --------------------------------------------------------------------------------

@@ -1,0 +1,59 @@
+"""URL-synced widgets: every control's value lives in the page's query string, so a pasted link restores it."""
+
+import streamlit as st
+
+
+def _parse(raw: str, default, options=None, multi=False, low=None, high=None):
+    """A URL value as the widget takes it; anything out of its options or range gives the default (or the
+    nearest bound), never an exception."""
+    if multi:
+        return [v for v in raw.split(",") if options is None or v in options]
+    if isinstance(default, bool):
+        return raw.lower() in ("1", "true", "yes", "on")
+    if isinstance(default, int | float):
+        try:
+            value = type(default)(raw)
+        except ValueError:
+            return default
+        if value != value or value in (float("inf"), float("-inf")):
+            return default
+        if low is not None:
+            value = max(value, type(default)(low))
+        if high is not None:
+            value = min(value, type(default)(high))
+        return value if options is None or value in options else default
+    return raw if options is None or raw in options else default
+
+
+def _from_url(key: str, default, options=None, multi=False, low=None, high=None):
+    """The widget's value: the URL's when the URL changed since this session last wrote it (a pasted link,
+    or a page link's filters, win over the sidebar's state), else the session's choice."""
+    written = st.session_state.setdefault("_url_written", {})
+    raw = st.query_params.get(key)
+    if key in st.session_state and (raw is None or raw == written.get(key)):
+        if options is not None:  # keep the user's choice, minus options that no longer exist
+            current = st.session_state[key]
+            if multi:
+                st.session_state[key] = [v for v in current if v in options]
+            elif current not in options:
+                st.session_state[key] = default
+        return
+    st.session_state[key] = default if raw is None else _parse(raw, default, options, multi, low, high)
+
+
+def _to_url(key: str, value) -> None:
+    if isinstance(value, list | tuple):
+        value = ",".join(map(str, value))
+    elif isinstance(value, bool):
+        value = "1" if value else "0"
+    st.query_params[key] = str(value)
+    st.session_state.setdefault("_url_written", {})[key] = str(value)
+
+
+def url_widget(widget, label: str, key: str, default, options=None, multi=False, **kw):
+    """A widget initialised from st.query_params[key] and written back, so a pasted link restores it."""
+    _from_url(key, default, options, multi, kw.get("min_value"), kw.get("max_value"))
+    args = (label, options) if options is not None else (label,)
+    value = widget(*args, key=key, **kw)
+    _to_url(key, value)
+    return value
