@@ -19,7 +19,7 @@ ALLOWED = {
     "training": {"attention"},
     "results": {"attention", "training"},
     "analysis": {"attention", "training", "results", "flags"},  # baselines' and pretrained's own commands
-    "experiments": {"attention", "training", "results", "analysis"},
+    "experiments": {"attention", "training", "results", "analysis", "flags"},  # sweep's own command
     "benchmarks": {"attention", "training", "results", "analysis", "experiments", "flags"},
     "dashboard": {"attention", "training", "results", "analysis", "experiments"},
 }

@@ -1,0 +1,174 @@
+"""`python -m core sweep`: its flags, the jobs they plan, and the run with its progress bar and report."""
+
+import sys
+from functools import cache, partial
+
+from ..analysis import findings
+from ..attention import NAMES as ATTENTION_NAMES
+from ..flags import DEFAULT_STORE, MAX_WORKERS, bounded_int, choice, flag_error, lr_list, names, ray_address, store_dir
+from ..flags import device as device_flag
+from ..results import store as st
+from ..training.config import LR_GRID, PRECISIONS, TrainConfig
+from ..training.task_specs import TASK_NAMES as TASKS
+from ..training.train import bf16_matmul_native, default_device
+from . import sweep
+from .cluster import INSTALL, available
+
+
+def add_sweep(sub):
+    p = sub.add_parser("sweep", help="train every attention x task x seed that the store lacks (resumes)")
+    p.add_argument(
+        "--attention",
+        type=names("attention", ATTENTION_NAMES),
+        default=list(ATTENTION_NAMES),
+        help=f"comma list or 'all' (default all): {', '.join(ATTENTION_NAMES)}",
+    )
+    p.add_argument(
+        "--task",
+        type=names("task", TASKS),
+        default=list(TASKS),
+        help=f"comma list or 'all' (default all): {', '.join(TASKS)}",
+    )
+    p.add_argument(
+        "--seeds",
+        type=bounded_int("seeds", 1000),
+        default=3,
+        help="seeds 0..N-1; every seed x lr trains together as one ensemble (default 3)",
+    )
+    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    p.add_argument("--steps", type=bounded_int("steps", 10**7), default=None, help="optimizer steps (default 800)")
+    p.add_argument("--batch-size", type=bounded_int("batch-size", 65536), default=None)
+    p.add_argument(
+        "--lr",
+        type=lr_list,
+        default=None,
+        help=f"learning rates: a comma list, or 'grid' ({','.join(f'{v:g}' for v in LR_GRID)}); default 3e-3",
+    )
+    p.add_argument("--eval-every", type=bounded_int("eval-every", 10**7), default=None)
+    p.add_argument("--n-layers", type=bounded_int("n-layers", 256), default=None)
+    p.add_argument("--d-model", type=bounded_int("d-model", 65536), default=None)
+    p.add_argument("--n-heads", type=bounded_int("n-heads", 65536), default=None)
+    p.add_argument("--d-head", type=bounded_int("d-head", 65536), default=None)
+    p.add_argument("--n-kv-heads", type=bounded_int("n-kv-heads", 65536), default=None)
+    p.add_argument("--no-mlp", action="store_true", help="attention-only models")
+    p.add_argument("--length", type=bounded_int("length", 1024), default=None,
+                   help="task size: items per sequence, or key-value pairs for associative_recall (default: the "
+                   "task's own)")  # fmt: skip
+    p.add_argument("--n-symbols", type=bounded_int("n-symbols", 4096), default=None,
+                   help="task alphabet size (default: the task's own)")
+    p.add_argument("--precision", type=choice("precision", PRECISIONS), default="fp32",
+                   help="fp32 (the reference) or bf16 (autocast; see README's precision section)")
+    p.add_argument("--device", type=device_flag, default=None, help="cpu or cuda (default: cuda when present)")
+    p.add_argument(
+        "--workers",
+        type=bounded_int("workers", MAX_WORKERS),
+        default=None,
+        help="jobs trained at once, each in its own process (default: one per CPU core; 1 on CUDA)",
+    )
+    p.add_argument(
+        "--ray",
+        type=ray_address,
+        default=None,
+        help="train each job as a task on Ray: 'local' (an in-process instance) or HOST:PORT of a running "
+        f"cluster; the store stays on this machine (needs {INSTALL})",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_sweep)
+
+
+def plan_jobs(args, parser) -> list:
+    """The sweep's jobs from its flags; a config the flags make invalid is one line naming the flag (exit 2)."""
+    train_kw = {k: getattr(args, k) for k in ("steps", "batch_size", "eval_every") if getattr(args, k) is not None}
+    lrs = args.lr or [TrainConfig().lr]
+    train_kw.update(lr=lrs[0], precision=args.precision)
+    task_kw = {k: getattr(args, k) for k in ("length", "n_symbols") if getattr(args, k) is not None}
+    model_kw = {k: getattr(args, k) for k in ("n_layers", "d_model", "n_heads", "d_head", "n_kv_heads")}
+    model_kw = {k: v for k, v in model_kw.items() if v is not None}
+    if args.no_mlp:
+        model_kw["mlp"] = False
+    if args.ray and not available():
+        parser.error(f"--ray: Ray is not installed; install it with: {INSTALL}")
+    try:
+        return sweep.plan(args.attention, args.task, args.seeds, TrainConfig(**train_kw), model_kw, lrs, task_kw)
+    except ValueError as err:
+        flag_error(parser, err)
+
+
+def cmd_sweep(args, parser):
+    from tqdm import tqdm
+
+    from .flops import measured_sweep
+    from .workers import default_workers, keep_freed_memory, threads_per_worker
+
+    jobs = plan_jobs(args, parser)
+    keep_freed_memory()  # this process trains too when workers == 1
+    device = args.device or str(default_device())
+    if args.precision == "bf16" and not bf16_matmul_native(device):
+        print(f"warning: no bf16 matrix units on this {device} (no AVX512-BF16 or AMX): bf16 will be slower than "
+              "fp32 here", file=sys.stderr)  # fmt: skip
+    workers = args.workers or default_workers(device)
+    steps = jobs[0].train.steps if jobs else 0
+    total = sum(len(j.members) for j in jobs) * steps
+    bar = tqdm(total=total, unit="member-step", unit_scale=True, disable=args.quiet, desc="sweep", smoothing=0.05)
+    if workers > 1 or args.ray:  # jobs run out of order: name the engine, not the last job handed out
+        bar.set_postfix_str(f"Ray {args.ray}" if args.ray else f"{workers} workers")
+
+    missing = {}  # job -> seeds the store lacks: what the sweep trains, for its FLOP count
+
+    def on_job(job, n_missing):
+        missing[job] = n_missing
+        if workers == 1 and not args.ray:
+            bar.set_postfix_str(f"{job.task.name}/{job.model.attention}")
+        bar.update((len(job.members) - n_missing) * steps)  # stored already, or another sweep's
+
+    run = partial(sweep.run, args.store, jobs, args.device if args.ray else device, on_job=on_job,
+                  on_step=bar.update, workers=workers, ray=args.ray)  # fmt: skip
+    threads = workers * threads_per_worker(workers)  # all the sweep uses (1 worker: this process's)
+    load_runs = cache(lambda: st.load_runs(args.store))  # read once, after the sweep: for its report and its table
+    try:
+        if args.ray:  # a cluster's cores are not this machine's: no utilisation record against its peak
+            counts, report = run(), None
+        else:
+            counts, report = measured_sweep(run, missing, device, threads, runs=load_runs)
+    except sweep.SweepError as err:
+        bar.close()
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(1)
+    bar.close()
+    print_outcome(args, jobs, load_runs(), counts)
+    if report is not None:  # the Runtime page shows the newest; each sweep keeps its own record
+        st.write_named(args.store, "bench", st.sweep_record_name(), report, {"device": device, "workers": workers})
+        print_utilisation(report.iloc[0], args.precision, threads)
+    if counts["failed"]:
+        print(
+            f"error: failed twice (a worker died or the job raised): {', '.join(counts['failed'])}; those runs "
+            f"are not stored, every other run is. Rerun to resume.",
+            file=sys.stderr,
+        )
+        sys.exit(1)
+
+
+def print_outcome(args, jobs, runs, counts) -> None:
+    """The swept cells at their best lr, and what was trained, skipped or left to another sweep."""
+    wanted = {rid for j in jobs for rid in j.run_ids().values()}
+    table = sweep.summary_table(findings.at_best_lr(runs[runs.run_id.isin(wanted)]))
+    cols = ["task", "attention", "lr", "seeds", "solved", "test_acc", "test_acc_std", "test_loss", "params_attention",
+            "seconds_per_step"]  # fmt: skip
+    print(
+        table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}") if not table.empty else "no finished runs"
+    )
+    print(
+        f"trained {counts['trained']} runs ({counts['diverged']} diverged), skipped {counts['skipped']} already stored"
+        + (f", {counts['claimed']} being trained by another sweep" if counts["claimed"] else "")
+    )
+
+
+def print_utilisation(r, precision: str, threads: int) -> None:
+    """The sweep's wall time and FLOP/s against the matmul peak measured on this machine."""
+    minutes, seconds = divmod(round(r.seconds), 60)
+    print(
+        f"{minutes} min {seconds} s wall ({precision}), {r.gflops:.1f} GFLOP/s = {r.utilisation:.0%} "
+        f"of the {precision} matmul peak measured here ({r.peak_gflops:.0f} GFLOP/s at {threads} threads); "
+        f"training steps alone: {r.step_utilisation:.0%} of it; at that peak its FLOPs would still take "
+        f"{r.gflop / r.peak_gflops / 60:.1f} min"
+    )
