@@ -23,8 +23,8 @@ from ..flags import DEFAULT_STORE, MAX_STORE_RUNS, MAX_WORKERS, bounded_int, sto
 from ..flags import device as device_flag
 from ..results import store as st
 from ..training.config import LR_GRID, TrainConfig
+from ..training.device import default_device
 from ..training.reference import train_plain
-from ..training.train import default_device
 from .layer_bench import FULL_GRID, QUICK_GRID, REFERENCE, attention_bench
 from .profile import ablate_step, compile_check, ensemble_scaling, profile_training
 

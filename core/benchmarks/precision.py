@@ -11,7 +11,8 @@ import torch
 from ..experiments.flops import matmul_peak, run_flops
 from ..experiments.sweep import plan
 from ..training.config import LR_GRID, TrainConfig
-from ..training.train import bf16_matmul_native, cpu_info, train_ensemble
+from ..training.device import bf16_matmul_native, cpu_info
+from ..training.train import train_ensemble
 
 # label: (precision, torch.compile)
 ENGINES = {"fp32": ("fp32", False), "bf16": ("bf16", False), "bf16 + compile": ("bf16", True)}

@@ -9,8 +9,8 @@ from ..flags import DEFAULT_STORE, MAX_WORKERS, bounded_int, choice, flag_error,
 from ..flags import device as device_flag
 from ..results import store as st
 from ..training.config import LR_GRID, PRECISIONS, TrainConfig
+from ..training.device import bf16_matmul_native, default_device
 from ..training.task_specs import TASK_NAMES as TASKS
-from ..training.train import bf16_matmul_native, default_device
 from . import sweep
 from .cluster import INSTALL, available
 

@@ -39,7 +39,7 @@ def threads_per_worker(workers: int) -> int:
 
 def default_workers(device=None) -> int:
     """One per core on a CPU; one on CUDA, where a single process keeps the GPU busy."""
-    from ..training.train import default_device
+    from ..training.device import default_device
 
     device = default_device() if device is None else device
     return 1 if str(device).startswith("cuda") else cpu_cores()

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state
 
 from .config import ModelConfig, TaskConfig, TrainConfig
+from .device import default_device, precision_context
 from .model import Transformer
 from .tasks import make_task
 from .updates import HeadWeights, UpdateMeter
@@ -46,48 +47,12 @@ class RunResult:
     examples: torch.Tensor | None = None  # (N_PATTERN_EXAMPLES, T) the tokens those patterns are for
 
 
-def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """Multiplier on cfg.lr: linear warmup, then cosine decay to lr_min_ratio."""
     if step < cfg.warmup:
         return (step + 1) / cfg.warmup
     progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
     return cfg.lr_min_ratio + (1 - cfg.lr_min_ratio) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
-
-
-def precision_context(precision: str, device) -> Callable:
-    """A factory of the autocast context for `precision` ("fp32": a no-op) on `device`'s type."""
-    kind = torch.device(device).type
-    return lambda: torch.autocast(kind, dtype=torch.bfloat16, enabled=precision == "bf16")
-
-
-def cpu_info() -> dict:
-    """The CPU's model name and its flags, from /proc/cpuinfo (empty where there is none)."""
-    info = {"model": "unknown", "flags": set()}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name" and info["model"] == "unknown":
-                    info["model"] = value.strip()
-                elif key.strip() == "flags":
-                    info["flags"] = set(value.split())
-                    break
-    except OSError:
-        pass
-    return info
-
-
-def bf16_matmul_native(device=None) -> bool:
-    """Whether bf16 matmuls run on matrix units here (CUDA with bf16, or a CPU with AVX512-BF16 or AMX);
-    elsewhere they are emulated and slower than float32."""
-    device = torch.device(device) if device is not None else default_device()
-    if device.type == "cuda":
-        return torch.cuda.is_bf16_supported()
-    return bool({"avx512_bf16", "amx_bf16"} & cpu_info()["flags"])
 
 
 def init_model(cfg: ModelConfig, seed: int) -> Transformer:
