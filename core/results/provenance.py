@@ -37,6 +37,12 @@ SCAN_SWEEPS = tuple(f"{_SCAN} {args}" for args in (
     # the lr grid extended one step up where best lrs sat at its top edge (1e-2)
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention all --d-model 16",
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv,identity,mqa,gqa --d-model 32",
+    # and where an unsolved cell's best lr sat there on the d_head and n_heads axes (identity left out: it
+    # solves no seed at any lr of any scan point)
+    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention standard,tied_qk,tied_qkv,gqa --d-head 2",
+    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv,gqa --d-head 4",
+    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv --d-head 8",
+    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qkv,mqa --n-heads 8",
 )
 # fmt: skip
 
