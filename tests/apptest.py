@@ -46,3 +46,9 @@ def open_page(page: str, **params) -> AppTest:
 
 def specs(at: AppTest) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def page_text(at: AppTest) -> str:
+    """The page's text elements joined: what a visitor reads, to search for a message."""
+    parts = [e.value for kind in ("markdown", "info", "warning", "error", "caption", "code") for e in at.get(kind)]
+    return " ".join(str(p) for p in parts)
