@@ -81,18 +81,19 @@ if not cmp.empty:
         for r in th.iloc[1:].itertuples():
             text = scaling.threshold_text(a, r.threshold)
             cells.append({"attention": r.attention, "column": f"scan: {a}", "verdict": r.verdict,
-                          "text": text.removeprefix(f"{a} "),
+                          "text": text.removeprefix(f"{a} ") + ("*" if r.lapses else ""),
                           "hover": f"{r.attention}: solves ≥ {findings.ROBUST:.0%} of seeds at {text} "
                                    f"(standard: {scaling.threshold_text(a, th.threshold.iloc[0])}); "
-                                   f"{r.vs_reference} (a threshold, not a test)"})  # fmt: skip
+                                   f"{r.vs_reference} (a threshold, not a test)"
+                                   + (f"<br>* not at the easier {a} {r.lapses}" if r.lapses else "")})  # fmt: skip
     cells = pd.DataFrame(cells)
     rows = [n for n in ORDER if n in set(cells.attention)]
     columns = tasks_shown + [f"scan: {a}" for a in axes]
     ui.chart(plots.verdict_matrix(cells, rows, columns), cells, "verdict-matrix")
     st.caption("Each parameterization against standard at its own best lr: the ratio of test losses (×) or, where "
-               "a side has unsolved seeds, its solved count; scan columns: the hardest setting at which it still "
-               f"solves ≥ {findings.ROBUST:.0%} of seeds, as every easier one does (≥: d_head or d_model at least "
-               "that; ≤: n_heads or key-value pairs at most that). "
+               "a side has unsolved seeds, its solved count; scan columns: the hardest setting at which it "
+               f"solves ≥ {findings.ROBUST:.0%} of seeds (≥: d_head or d_model at least that; ≤: n_heads or "
+               "key-value pairs at most that; *: an easier setting it does not solve, named on hover). "
                "Hover for the numbers; the Findings below give the intervals.")  # fmt: skip
 
 with st.expander("The tasks (synthetic; two fixed held-out sets of 256 examples: validation and test)"):

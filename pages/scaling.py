@@ -55,10 +55,11 @@ st.caption("identity has no attention parameters and is not drawn on this log ax
 st.subheader("Thresholds")
 grows = scaling.AXES[axis].grows
 th = scaling.thresholds(table, ["standard", *[n for n in order if n != "standard"]] if "standard" in order else order)
-edge = f"smallest {axis} from which every larger one" if grows else f"largest {axis} up to which every smaller one"
+edge = f"smallest {axis} that" if grows else f"largest {axis} that"
 st.dataframe(th, hide_index=True, width="stretch", column_config={
     "threshold": st.column_config.NumberColumn(f"{edge} solves ≥ {findings.ROBUST:.0%}", format="%g"),
-    "n": st.column_config.NumberColumn("seeds there"), "vs_reference": "vs standard"})  # fmt: skip
+    "n": st.column_config.NumberColumn("seeds there"), "vs_reference": "vs standard",
+    "lapses": "but not at (easier, k/n)"})  # fmt: skip
 ui.download(th, f"scaling-{axis}-thresholds")
 for line in scaling.sentences(table, axis, order):
     st.markdown(f"- {line}")

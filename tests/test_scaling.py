@@ -73,6 +73,31 @@ def test_each_axis_finds_its_runs_and_the_threshold_of_each_parameterization(axi
     assert scaling.AXES[axis].name == axis
 
 
+@pytest.mark.parametrize("axis", ["d_model", "n_heads"])
+def test_a_threshold_is_the_hardest_setting_solved_and_an_easier_lapse_is_stated_beside_it(axis):
+    """At 5 seeds a cell can solve a harder setting and miss an easier one (4/5, then 3/5): the threshold is still
+    the hardest setting it solves (the issue's definition), and the miss is named in its row and sentence."""
+    values = [16, 32, 64, 128] if scaling.AXES[axis].grows else [8, 4, 2, 1]  # hardest first
+    solved = {"standard": [0, 0, 5, 5], "stacked": [0, 0, 5, 3], "bilinear": [0, 4, 3, 5], "tied_qk": [0, 0, 0, 5]}
+    table = pd.DataFrame([{"axis": axis, "attention": name, "x": x, "n": 5, "solved": k, "share": k / 5, "steps": 800}
+                          for name, ks in solved.items() for x, k in zip(values, ks)])  # fmt: skip
+    th = scaling.thresholds(table, list(solved)).set_index("attention")
+    assert th.threshold.to_dict() == {"standard": values[2], "stacked": values[2], "bilinear": values[1],
+                                      "tied_qk": values[3]}  # fmt: skip
+    assert th.lapses.to_dict() == {"standard": "", "stacked": f"{values[3]} (3/5)", "bilinear": f"{values[2]} (3/5)",
+                                   "tied_qk": ""}  # fmt: skip
+    assert th.verdict.to_dict() == {"standard": "equivalent", "stacked": "equivalent", "bilinear": "better",
+                                    "tied_qk": "worse"}  # fmt: skip
+    lines = scaling.sentences(table, axis, list(solved))
+    says = "needs" if scaling.AXES[axis].grows else "solves up to"
+    sign = "≥" if scaling.AXES[axis].grows else "≤"
+    assert lines[0].startswith(f"**stacked** {says} {axis} {sign} {values[2]}, as standard does (the hardest ")
+    assert lines[0].endswith(f", but not at the easier {axis} {values[3]} (3/5).")
+    assert lines[1].startswith(f"**bilinear** {says} {axis} {sign} {values[1]} where standard {says} {axis} {sign} ")
+    assert lines[1].endswith(f", but not at the easier {axis} {values[2]} (3/5).")
+    assert lines[2].startswith("**tied_qk** ") and lines[2].endswith(f"scanned {', '.join(map(str, sorted(values)))}).")
+
+
 def test_runs_off_the_axis_are_left_out():
     runs = fake_runs()
     two = runs[(runs.d_head == 4) & (runs.d_model == 64)].assign(n_heads=2)  # two things changed at once
