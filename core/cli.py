@@ -7,6 +7,7 @@ from pathlib import Path
 from .attention import NAMES as ATTENTION_NAMES
 from .flags import DEFAULT_STORE, Parser, bounded_int, choice, flag_error, store_dir
 from .results import store as st
+from .results import weights
 from .results.store import BUNDLED_SWEEP  # noqa: F401 - part of the CLI's interface
 from .training.task_specs import TASK_NAMES as TASKS
 
@@ -112,7 +113,7 @@ def cmd_prune(args, parser):
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
     keep = weights_to_keep(runs, args.max_seeds)
-    removed = st.drop_weights(args.store, [r for r in runs.run_id if r not in keep])
+    removed = weights.drop_weights(args.store, [r for r in runs.run_id if r not in keep])
     print(f"kept the weights of {len(keep)} best-lr runs, removed {removed} others' (their metrics stay)")
 
 

@@ -9,6 +9,7 @@ from core.analysis import findings
 from core.attention.registry import ATTENTION
 from core.experiments import sweep
 from core.results import store as st
+from core.results import weights
 from core.results.store import BUNDLED_LONGER, BUNDLED_MORE_SEEDS, BUNDLED_SWEEP, BUNDLED_SWEEPS, SCAN_SWEEPS
 from core.training.config import LR_GRID, TrainConfig
 from core.training.task_specs import TASK_SPECS
@@ -92,7 +93,7 @@ def test_bundled_metrics_load_and_weights_are_kept_for_the_best_lr_runs():
     kept = {p.stem for p in (DATA / "weights").glob("*.safetensors")}
     assert kept == set(best[best.seed < WEIGHT_SEEDS].run_id)
     assert set(runs[runs.run_id.isin(kept)].groupby("task").steps.max()) == {800, 1600}
-    layers = st.load_head_weights(DATA, next(iter(kept)))
+    layers = weights.load_head_weights(DATA, next(iter(kept)))
     assert layers[0]["W_QK"].shape == (4, 64, 64)
 
 
@@ -118,7 +119,7 @@ def test_the_stored_weight_analyses_cover_every_kept_run_and_recompute():
     stored = [st.load_table(DATA, "analysis", name) for name in ("trained", "trained_spectra")]
     assert set(stored[0].run_id) == set(stored[1].run_id) == set(kept)
     for rid in kept[:: len(kept) // 4]:
-        for table, fresh in zip(stored, analyse_run(st.load_head_weights(DATA, rid), rid)):
+        for table, fresh in zip(stored, analyse_run(weights.load_head_weights(DATA, rid), rid)):
             mine = table[table.run_id == rid].reset_index(drop=True)
             pd.testing.assert_frame_equal(mine, fresh, check_dtype=False)
 

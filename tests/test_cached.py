@@ -74,7 +74,7 @@ def test_weight_analyses_share_runs_across_subsets_and_run_at_most_the_cap_at_on
         active[0] -= 1
         return [{"W_QK": np.eye(4)[None], "W_OV": np.eye(4)[None]}]
 
-    monkeypatch.setattr(cached.st_store, "load_head_weights", load)
+    monkeypatch.setattr(cached.weights, "load_head_weights", load)
     cached.analysed_run.clear()
     threads = [threading.Thread(target=cached.analysed, args=("s", tuple(f"r{i}{j}" for j in range(3)), (0,)))
                for i in range(6)]  # fmt: skip
@@ -98,6 +98,7 @@ def test_stored_analyses_stand_in_for_the_weights_and_a_run_missing_there_is_ana
 
     from core.analysis.baselines import trained_analyses
     from core.results import store as st
+    from core.results import weights
 
     data = Path(__file__).resolve().parents[1] / "data"
     ids = sorted(p.stem for p in (data / "weights").glob("*.safetensors"))[:4]
@@ -107,8 +108,8 @@ def test_stored_analyses_stand_in_for_the_weights_and_a_run_missing_there_is_ana
     for name, table in zip(("trained", "trained_spectra"), trained_analyses(tmp_path, ids[:2])):
         st.write_named(tmp_path, "analysis", name, table)
     live = trained_analyses(tmp_path, ids)
-    loaded, real = [], st.load_head_weights
-    monkeypatch.setattr(cached.st_store, "load_head_weights", lambda s, rid: loaded.append(rid) or real(s, rid))
+    loaded, real = [], weights.load_head_weights
+    monkeypatch.setattr(cached.weights, "load_head_weights", lambda s, rid: loaded.append(rid) or real(s, rid))
     cached.analysed_run.clear()
     got = cached.analysed(str(tmp_path), tuple(ids), cached.fingerprint(tmp_path))
     assert sorted(loaded) == ids[2:]

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from core.experiments.run_job import Job, record
-from core.results import claims, provenance
+from core.results import claims, provenance, weights
 from core.results import store as st
 from core.training.config import ModelConfig, TaskConfig, TrainConfig
 from core.training.tasks import make_task
@@ -57,11 +57,11 @@ def test_round_trip(tmp_path, trained):
     metrics = st.load_metrics(tmp_path)
     assert set(metrics.metric) >= {"train_loss", "val_loss", "val_acc", "test_loss", "test_acc", "wall_time"}
     assert (metrics.run_id == rid).all()
-    layers = st.load_head_weights(tmp_path, rid)
+    layers = weights.load_head_weights(tmp_path, rid)
     for got, want in zip(layers, result.head_weights):
         for k in ("W_QK", "W_OV", "W_Q", "W_O"):
             np.testing.assert_allclose(got[k], want[k].numpy(), atol=3e-3, rtol=2e-2)
-    patterns, examples = st.load_patterns(tmp_path, rid)
+    patterns, examples = weights.load_patterns(tmp_path, rid)
     assert patterns.shape == tuple(result.patterns.shape) and np.array_equal(examples, result.examples.numpy())
     prov = st.provenance_of(tmp_path)[0]
     assert prov["command"] == "pytest" and prov["versions"]["torch"] == metadata.version("torch")
@@ -208,10 +208,10 @@ def test_old_stores_read_with_test_metrics_as_their_eval_ones(tmp_path, trained)
 def test_weights_problem_and_drop_weights(tmp_path, trained):
     job, result = trained
     rid = write(tmp_path, job, result)
-    assert st.weights_problem(tmp_path, rid) is None
+    assert weights.weights_problem(tmp_path, rid) is None
     st.weights_path(tmp_path, rid).write_bytes(b"truncated")
-    assert st.weights_problem(tmp_path, rid) not in (None, "missing")
-    assert st.drop_weights(tmp_path, [rid, "absent"]) == 1 and st.weights_problem(tmp_path, rid) == "missing"
+    assert weights.weights_problem(tmp_path, rid) not in (None, "missing")
+    assert weights.drop_weights(tmp_path, [rid, "absent"]) == 1 and weights.weights_problem(tmp_path, rid) == "missing"
     assert len(st.load_runs(tmp_path)) == 1  # the metrics stay
 
 
@@ -243,9 +243,9 @@ def test_crafted_weights_are_refused_with_a_reason_not_a_crash(tmp_path, trained
         _rewrite(path, lambda t: t, metadata={"run_id": rid})
     else:
         _rewrite(path, craft)
-    assert reason in st.weights_problem(tmp_path, rid)
+    assert reason in weights.weights_problem(tmp_path, rid)
     with pytest.raises(ValueError, match=reason):
-        st.load_head_weights(tmp_path, rid)
+        weights.load_head_weights(tmp_path, rid)
 
 
 def test_a_reloaded_run_reproduces_its_stored_test_loss_until_pruned(tmp_path):
@@ -263,6 +263,6 @@ def test_a_reloaded_run_reproduces_its_stored_test_loss_until_pruned(tmp_path):
         x, y, m = make_task(configs["task"]).eval_set("test")
         with torch.no_grad():
             assert eval_loss(model, x, y, m) == pytest.approx(row.test_loss, rel=1e-5)
-    st.drop_weights(tmp_path, [runs.run_id[0]])
+    weights.drop_weights(tmp_path, [runs.run_id[0]])
     with pytest.raises(ValueError, match="keeps no model"):
         core.load_model(tmp_path, runs.run_id[0])

@@ -27,6 +27,7 @@ import torch
 
 from ..flags import DEFAULT_STORE, store_dir
 from ..results import store as st
+from ..results import weights
 from ..training.config import ModelConfig
 from ..training.tasks import TASKS, chance_levels
 from ..training.train import init_model
@@ -77,8 +78,8 @@ def trained_analyses(store, run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
         if not st.weights_path(store, rid).is_file():
             continue
         try:
-            layers = st.load_head_weights(store, rid)
-        except Exception:  # noqa: BLE001 - truncated, foreign, crafted: store.weights_problem says which
+            layers = weights.load_head_weights(store, rid)
+        except Exception:  # noqa: BLE001 - truncated, foreign, crafted: weights.weights_problem says which
             continue
         parts.append(similarity.analyse_run(layers, rid))
     if not parts:

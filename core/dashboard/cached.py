@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from ..analysis import findings, scaling, similarity
-from ..results import index
+from ..results import index, weights
 from ..results import store as st_store
 from ..results.stores import BUNDLED
 
@@ -89,7 +89,7 @@ def analysed_run(store: str, run_id: str, fp: tuple) -> tuple[pd.DataFrame, pd.D
     """Both analyses of one run's final weights, the file read once. Spectra are kept as the mean over layers
     and heads per (matrix, index), which is all a page draws: a tenth of the rows."""
     with HEAVY:
-        head_metrics, spectra = similarity.analyse_run(st_store.load_head_weights(store, run_id), run_id)
+        head_metrics, spectra = similarity.analyse_run(weights.load_head_weights(store, run_id), run_id)
     return _compact(head_metrics), _compact(spectra)
 
 
@@ -138,19 +138,19 @@ def table(store: str, kind: str, name: str, fp: tuple) -> pd.DataFrame:
 
 @st.cache_data(max_entries=32 * MAX_ENTRIES, show_spinner=False)  # a few floats each; Similarity asks ~100 pairs
 def qk_match(store: str, a: str, b: str, fp: tuple) -> list[float]:
-    wa, wb = st_store.load_head_weights(store, a), st_store.load_head_weights(store, b)
+    wa, wb = weights.load_head_weights(store, a), weights.load_head_weights(store, b)
     return [similarity.head_match(la["W_QK"], lb["W_QK"]) for la, lb in zip(wa, wb)]
 
 
 @st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)  # one run each; Attention maps asks one per attention
 def patterns(store: str, run_id: str, fp: tuple):
-    return st_store.load_patterns(store, run_id)
+    return weights.load_patterns(store, run_id)
 
 
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
 def weights_problems(store: str, run_ids: tuple, fp: tuple) -> dict[str, str]:
     """{run_id: why its weights cannot be used ("missing", or the reason)} for the runs that have a problem."""
-    found = {rid: st_store.weights_problem(store, rid) for rid in run_ids}
+    found = {rid: weights.weights_problem(store, rid) for rid in run_ids}
     return {rid: why for rid, why in found.items() if why}
 
 

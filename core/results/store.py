@@ -16,7 +16,6 @@ after its weights: a run exists once its parquet does, so a kill loses at most t
 
 import json
 import os
-import re
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -27,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import save_file
 
 from . import index, schema
 from .claims import alive, drop_stale
@@ -196,79 +195,9 @@ def _metric_rows(path: Path, names) -> tuple:
         return None, err
 
 
-def load_head_weights(store, run_id: str) -> list[dict[str, np.ndarray]]:
-    """Per layer: W_Q, W_K, W_V (H, D, r), W_O (H, r, D) where defined, and always W_QK, W_OV (H, D, D).
-
-    Raises ValueError naming what is wrong when the file is not whole run weights: no blocks.* tensors, no
-    d_head in its metadata, a layer without its factors, mismatched shapes, or a non-finite value."""
-    from safetensors import safe_open
-
-    path = weights_path(store, run_id)
-    with safe_open(str(path), "np") as f:
-        d_head = (f.metadata() or {}).get("d_head", "")
-    if not d_head.isdigit() or int(d_head) == 0:
-        raise ValueError(f"{path.name}: no d_head in its metadata")
-    tensors = {k: v.astype(np.float32) for k, v in load_file(str(path)).items()}
-    blocks = sorted({int(k.split(".")[1]) for k in tensors if re.fullmatch(r"blocks\.\d+\.W_\w+", k)})
-    if not blocks or blocks != list(range(len(blocks))):
-        raise ValueError(f"{path.name}: no blocks.<layer>.W_* tensors for layers 0..n")
-    layers = [_layer({k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"blocks.{i}.")},
-                     int(d_head) ** -0.5, f"{path.name} layer {i}") for i in blocks]  # fmt: skip
-    return layers
-
-
-def _layer(hw: dict, scale: float, where: str) -> dict[str, np.ndarray]:
-    try:
-        if "W_QK" not in hw:
-            hw["W_QK"] = scale * hw["W_Q"] @ hw["W_K"].transpose(0, 2, 1)  # (H, D, D)
-        if "W_OV" not in hw:
-            hw["W_OV"] = hw["W_V"] @ hw["W_O"]  # (H, D, D)
-    except (KeyError, ValueError) as err:
-        raise ValueError(f"{where}: W_QK and W_OV cannot be formed ({err})") from None
-    for name in ("W_QK", "W_OV"):
-        m = hw[name]
-        if m.ndim != 3 or m.shape[1] != m.shape[2] or m.shape != hw["W_QK"].shape:
-            raise ValueError(f"{where}: {name} has shape {m.shape}, not (H, D, D)")
-    if not all(np.isfinite(v).all() for v in hw.values()):
-        raise ValueError(f"{where}: holds a non-finite value")
-    return hw
-
-
-def weights_problem(store, run_id: str) -> str | None:
-    """None when the run's weights load whole (load_head_weights' checks), "missing" when there is no file,
-    else the reason it cannot be used."""
-    if not weights_path(store, run_id).is_file():
-        return "missing"
-    try:
-        load_head_weights(store, run_id)
-    except Exception as err:  # noqa: BLE001 - truncated, foreign, crafted: each is one named reason
-        return str(err).splitlines()[0][:200] or type(err).__name__
-    return None
-
-
-def drop_weights(store, run_ids) -> int:
-    """Delete these runs' weights and model files (their metrics stay); returns how many runs lost weights."""
-    removed = 0
-    for rid in run_ids:
-        model_path(store, rid).unlink(missing_ok=True)
-        path = weights_path(store, rid)
-        if path.exists():
-            path.unlink()
-            removed += 1
-    return removed
-
-
 def sweep_record_name() -> str:
     """bench/sweep-<UTC time>-<pid>: one record per sweep, so concurrent sweeps never overwrite each other's."""
     return f"sweep-{datetime.now(UTC):%Y%m%dT%H%M%S}-{os.getpid()}"
-
-
-def load_patterns(store, run_id: str):
-    """(patterns (L, N, H, T, T), example tokens (N, T)), or (None, None) when not stored."""
-    tensors = load_file(str(weights_path(store, run_id)))
-    if "patterns" not in tensors:
-        return None, None
-    return tensors["patterns"].astype(np.float32), tensors["examples"]
 
 
 # ---- other tables -----------------------------------------------------------------------
