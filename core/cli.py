@@ -8,7 +8,6 @@ from .attention import NAMES as ATTENTION_NAMES
 from .flags import DEFAULT_STORE, Parser, bounded_int, choice, flag_error, store_dir
 from .results import store as st
 from .results import weights
-from .results.store import BUNDLED_SWEEP  # noqa: F401 - part of the CLI's interface
 from .training.task_specs import TASK_NAMES as TASKS
 
 

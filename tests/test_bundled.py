@@ -10,7 +10,14 @@ from core.attention.registry import ATTENTION
 from core.experiments import sweep
 from core.results import store as st
 from core.results import weights
-from core.results.store import BUNDLED_LONGER, BUNDLED_MORE_SEEDS, BUNDLED_SWEEP, BUNDLED_SWEEPS, SCAN_SWEEPS
+from core.results.provenance import (
+    BUNDLED_LONGER,
+    BUNDLED_MORE_SEEDS,
+    BUNDLED_SWEEP,
+    BUNDLED_SWEEPS,
+    SCAN_SWEEPS,
+    scan_command,
+)
 from core.training.config import LR_GRID, TrainConfig
 from core.training.task_specs import TASK_SPECS
 from core.training.tasks import TASKS, chance_levels
@@ -53,7 +60,7 @@ def test_every_scan_run_belongs_to_a_documented_scan_and_comes_as_whole_ensemble
     jobs_present = [ids for ids in planned if ids & stored]
     assert stored == set().union(*jobs_present)  # nothing undocumented
     assert all(ids <= stored for ids in jobs_present)  # each job stored whole (a sweep writes its ensemble)
-    recorded = {st.scan_command(p["command"]) for p in st.provenance_of(DATA)} - set(BUNDLED_SWEEPS)
+    recorded = {scan_command(p["command"]) for p in st.provenance_of(DATA)} - set(BUNDLED_SWEEPS)
     assert recorded == {planned[ids] for ids in jobs_present}
     assert all(c in (DATA.parent / "README.md").read_text() for c in recorded)
 
@@ -79,7 +86,7 @@ def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
 def test_bundled_provenance_names_the_documented_command():
     commands = {p["command"] for p in st.provenance_of(DATA)}
     assert set(BUNDLED_SWEEPS) <= commands
-    assert {st.scan_command(c) for c in commands - set(BUNDLED_SWEEPS)} <= set(SCAN_SWEEPS)
+    assert {scan_command(c) for c in commands - set(BUNDLED_SWEEPS)} <= set(SCAN_SWEEPS)
     assert all(p["versions"]["torch"].startswith("2.13") for p in st.provenance_of(DATA))
     readme = (DATA.parent / "README.md").read_text()
     assert all(c in readme for c in BUNDLED_SWEEPS)
@@ -172,7 +179,7 @@ def test_the_bundled_sweeps_measured_themselves():
     """README's sweep wall time and utilisation come from data/bench/sweep-*.parquet, written by each sweep."""
     records = {st.read_meta(p)["provenance"]["command"]: p for p in (DATA / "bench").glob("sweep-*.parquet")}
     assert set(BUNDLED_SWEEPS) <= set(records)
-    assert {st.scan_command(c) for c in set(records) - set(BUNDLED_SWEEPS)} <= set(SCAN_SWEEPS)
+    assert {scan_command(c) for c in set(records) - set(BUNDLED_SWEEPS)} <= set(SCAN_SWEEPS)
     readme = (DATA.parent / "README.md").read_text()
     n_jobs = len(ATTENTION) * len(TASKS)
     for command, runs, steps in ((BUNDLED_SWEEP, n_jobs * SEEDS * len(LR_GRID), 800),

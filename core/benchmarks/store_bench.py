@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..attention import NAMES
-from ..results import index
+from ..results import index, provenance
 from ..results import store as st
 from ..training.config import LR_GRID, ModelConfig, TaskConfig, TrainConfig, run_id
 from ..training.model import count_model_params
@@ -53,7 +53,7 @@ def _configs(n_runs: int):
 def build(store: Path, n_runs: int, seed: int = 0) -> None:
     """Write n_runs runs in the store's real format (metrics and metadata; no weights: nothing timed reads them)."""
     rng = np.random.default_rng(seed)
-    prov = st.provenance("python -m core bench (synthetic store)")
+    prov = provenance.provenance("python -m core bench (synthetic store)")
     for model, task, train, s in _configs(n_runs):
         rid = run_id(model, task, train, s)
         acc = float(rng.random())

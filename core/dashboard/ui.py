@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ..analysis import findings
-from ..results import store as st_store
+from ..results.provenance import BUNDLED_SWEEP
 from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT  # noqa: F401 - the pages' names for them
 from . import cached, catalog, plots
 
@@ -258,7 +258,7 @@ def require_runs(df: pd.DataFrame) -> bool:
         name = sel.get("store_name", BUNDLED_NAME)
         st.info(
             f"No runs in the store `{name}` yet. Fill it with\n\n"
-            f"```bash\n{st_store.BUNDLED_SWEEP.replace('--store data', '--store ' + store_arg())}\n```\n"
+            f"```bash\n{BUNDLED_SWEEP.replace('--store data', '--store ' + store_arg())}\n```\n"
             "or start a small sweep on the **Train** page."
         )
     else:

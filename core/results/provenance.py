@@ -89,4 +89,4 @@ def _git_commit(root: Path = _ROOT) -> str | None:
         return None
 
 
-_GIT = _git_commit()  # read once, at import: the code this process runs
+_GIT = _git_commit()

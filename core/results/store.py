@@ -30,15 +30,7 @@ from safetensors.numpy import save_file
 
 from . import index, schema
 from .claims import alive, drop_stale
-from .provenance import (  # noqa: F401 - the store's interface
-    BUNDLED_LONGER,
-    BUNDLED_MORE_SEEDS,
-    BUNDLED_SWEEP,
-    BUNDLED_SWEEPS,
-    SCAN_SWEEPS,
-    provenance,
-    scan_command,
-)
+from .provenance import provenance
 from .runfile import (  # noqa: F401 - the store's interface
     FORMAT,
     META_KEY,
