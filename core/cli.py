@@ -48,7 +48,7 @@ def cmd_summary(args, parser):
         everything = st.load_runs(args.store)
         for axis in scaling.axes_present(everything):
             table = scaling.outcomes(everything, axis)
-            print(f"\nscaling: {axis} ({scaling.AXES[axis].label}), each cell at its best lr, "
+            print(f"\nscaling: {scaling.AXES[axis].title} ({scaling.AXES[axis].label}), each cell at its best lr, "
                   f"{int(table.steps.iloc[0])} steps")  # fmt: skip
             grid = scaling.solved_grid(table, list(ATTENTION_NAMES))
             print(scaling.grid_markdown(grid, axis) if args.markdown else grid.to_string())

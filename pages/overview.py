@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import findings, scaling
-from core.dashboard import catalog, plots, ui
+from core.dashboard import catalog, plots, ui, urls
 from core.dashboard.plots import ORDER
 
 ui.require_router()
@@ -41,8 +41,8 @@ def verdicts(names: list[str]) -> str:
     return " · ".join(out) or "select standard and these parameterizations in the sidebar"
 
 
-def scan_line(axis: str, names: list[str]) -> str:
-    lines = scaling.sentences(tables[axis], axis, names) if axis in tables else []
+def scan_line(on: tuple[str, ...], names: list[str]) -> str:
+    lines = [s for axis in on if axis in tables for s in scaling.sentences(tables[axis], axis, names)]
     return (" " + " ".join(x.replace("**", "`", 2) for x in lines)) if lines else ""
 
 
@@ -51,19 +51,20 @@ BEST = {"lr": ui.BEST}  # every answer at each parameterization's own best learn
 scan = "pages/scaling.py"
 QUESTIONS = [
     ("000, 003: is a second per-head projection after a shared one redundant?", ["stacked"],
-     "It folds exactly into standard (same function class)", "pages/parameters.py", "the fold", {}, None),
+     "It folds exactly into standard (same function class)", "pages/parameters.py", "the fold", {}, ()),
     ("001: why not one D×D W_i = W_i^Q W_i^Kᵀ per head?", ["bilinear"], "", scan if "d_head" in axes else
      "pages/loss_curves.py", "d_head scan" if "d_head" in axes else "bilinear vs standard",
-     {"axis": "d_head"} if "d_head" in axes else {"attn": "standard,bilinear"}, "d_head"),
+     {"axis": "d_head"} if "d_head" in axes else {"attn": "standard,bilinear"}, ("d_head",)),
     ("002: why not one W = W^Q = W^K = W^V?", ["tied_qk", "tied_qkv"], "", "pages/similarity.py",
-     "learned-matrix similarity", {"attn": "standard,tied_qk,tied_qkv", "sim_metric": "cos_QK"}, "d_model"),
+     "learned-matrix similarity", {"attn": "standard,tied_qk,tied_qkv", "sim_metric": "cos_QK"}, ("d_model",)),
     ("004: what do heads add over Q = K = V = X?", ["identity"], "", scan if "n_heads" in axes else
      "pages/loss_curves.py", "n_heads scan" if "n_heads" in axes else "identity vs standard",
-     {"axis": "n_heads"} if "n_heads" in axes else {"attn": "standard,identity", "metric": "test_acc"}, "n_heads"),
+     {"axis": "n_heads"} if "n_heads" in axes else {"attn": "standard,identity", "metric": "test_acc"},
+     ("n_heads", "n_heads_induction")),
 ]  # fmt: skip
-for question, names, lead, page, what, params, axis in QUESTIONS:
+for question, names, lead, page, what, params, on in QUESTIONS:
     cols = st.columns([6, 2])
-    answer = (lead + ". " if lead else "") + verdicts(names) + (scan_line(axis, ["standard", *names]) if axis else "")
+    answer = (lead + ". " if lead else "") + verdicts(names) + scan_line(on, ["standard", *names])
     cols[0].markdown(f"**{question}** {answer}")
     cols[1].page_link(page, label=f"→ {what}", query_params={**BEST, **params})
 
@@ -78,23 +79,29 @@ if not cmp.empty:
         for r in cmp.itertuples()
     ]  # fmt: skip
     for a, th in thresholds.items():
+        spec = scaling.AXES[a]
         for r in th.iloc[1:].itertuples():
             text = scaling.threshold_text(a, r.threshold)
-            cells.append({"attention": r.attention, "column": f"scan: {a}", "verdict": r.verdict,
-                          "text": text.removeprefix(f"{a} ") + ("*" if r.lapses else ""),
+            cells.append({"attention": r.attention, "column": f"scan: {spec.title}", "verdict": r.verdict,
+                          "text": text.removeprefix(f"{spec.var} ") + ("*" if r.lapses else ""),
                           "hover": f"{r.attention}: solves ≥ {findings.ROBUST:.0%} of seeds at {text} "
                                    f"(standard: {scaling.threshold_text(a, th.threshold.iloc[0])}); "
                                    f"{r.vs_reference} (a threshold, not a test)"
-                                   + (f"<br>* not at the easier {a} {r.lapses}" if r.lapses else "")})  # fmt: skip
+                                   + (f"<br>* not at the easier {spec.var} {r.lapses}" * bool(r.lapses))})  # fmt: skip
     cells = pd.DataFrame(cells)
     rows = [n for n in ORDER if n in set(cells.attention)]
-    columns = tasks_shown + [f"scan: {a}" for a in axes]
-    ui.chart(plots.verdict_matrix(cells, rows, columns), cells, "verdict-matrix")
+    columns = tasks_shown + [f"scan: {scaling.AXES[a].title}" for a in axes]
+    event = ui.chart(plots.verdict_matrix(cells, rows, columns), cells, "verdict-matrix", clickable=True)
+    for point in event.selection.points[:1]:  # a click on a cell opens its evidence
+        titles = {scaling.AXES[a].title: a for a in axes}
+        page, params = urls.evidence(point["y"], point["x"], titles, ui.BEST)
+        st.switch_page(page, query_params=params)
     st.caption("Each parameterization against standard at its own best lr: the ratio of test losses (×) or, where "
                "a side has unsolved seeds, its solved count; scan columns: the hardest setting at which it "
                f"solves ≥ {findings.ROBUST:.0%} of seeds (≥: d_head or d_model at least that; ≤: n_heads or "
                "key-value pairs at most that; *: an easier setting it does not solve, named on hover). "
-               "Hover for the numbers; the Findings below give the intervals.")  # fmt: skip
+               "Hover for the numbers, click a cell for its evidence (Loss curves of the pair on that task, or the "
+               "Scaling page on that axis); the Findings below give the intervals.")  # fmt: skip
 
 with st.expander("The tasks (synthetic; two fixed held-out sets of 256 examples: validation and test)"):
     for name, description in catalog.TASK_DESCRIPTIONS.items():

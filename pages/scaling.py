@@ -13,8 +13,9 @@ st.title("Scaling")
 st.markdown(
     "At the bundled size almost every parameterization solves associative recall: the seed questions are about "
     "capacity, which shows only when it is scarce. Each axis changes one thing around the bundled point (2 layers, "
-    "d_model 64, 4 heads, d_head 16, 8 key-value pairs over 32 keys) and keeps the rest; every parameterization "
-    "is read at its own best lr (on validation) at each setting, on the test set."
+    "d_model 64, 4 heads, d_head 16, 8 key-value pairs over 32 keys; induction's own bundled point for its n_heads "
+    "axis) and keeps the rest; every parameterization is read at its own best lr (on validation) at each setting, "
+    "on the test set."
 )
 runs = ui.scan_runs()
 present = scaling.axes_present(runs)
@@ -27,7 +28,7 @@ if not present:
     st.stop()
 axis = urls.url_widget(
     st.selectbox, "Axis", "axis", present[0], options=present,
-    format_func=lambda a: f"{a}: {scaling.AXES[a].label} (seed {scaling.AXES[a].question})",
+    format_func=lambda a: f"{scaling.AXES[a].title}: {scaling.AXES[a].label} (seed {scaling.AXES[a].question})",
 )  # fmt: skip
 spec = scaling.AXES[axis]
 table = ui.scaling_outcomes(runs, axis)
@@ -39,7 +40,7 @@ metric = urls.url_widget(c[1].radio, "outcome", "sc_y", "share", options=list(la
                        format_func=labels.get)  # fmt: skip
 best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(runs, axis)))
 seeds = best[best.status == "ok"][["attention", "x", "seed", "test_acc"]] if show_seeds else None
-st.subheader(f"Outcome against {axis}")
+st.subheader(f"Outcome against {spec.title}")
 ui.chart(outcome_vs_axis(table, "x", spec.label, metric, seeds), table, f"scaling-{axis}")
 st.caption(
     f"Solved: test accuracy ≥ {findings.SOLVED:.0%}; error bars: Wilson 95% interval of the solved share over n "
@@ -53,9 +54,9 @@ st.caption("identity has no attention parameters and is not drawn on this log ax
            "stacked's extra 3·D² move their points right, tied_qk and tied_qkv's smaller counts left.")  # fmt: skip
 
 st.subheader("Thresholds")
-grows = scaling.AXES[axis].grows
+grows = spec.grows
 th = scaling.thresholds(table, ["standard", *[n for n in order if n != "standard"]] if "standard" in order else order)
-edge = f"smallest {axis} that" if grows else f"largest {axis} that"
+edge = f"smallest {spec.var} that" if grows else f"largest {spec.var} that"
 st.dataframe(th, hide_index=True, width="stretch", column_config={
     "threshold": st.column_config.NumberColumn(f"{edge} solves ≥ {findings.ROBUST:.0%}", format="%g"),
     "n": st.column_config.NumberColumn("seeds there"), "vs_reference": "vs standard",

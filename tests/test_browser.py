@@ -170,6 +170,30 @@ def report(draws: list[tuple]) -> None:
         )
 
 
+def test_a_click_on_a_verdict_cell_opens_its_evidence(server):
+    """The Overview's verdict matrix (a plotly click, which AppTest cannot make): the first cell, the first
+    parameterization after standard on the first task, opens Loss curves of that pair on that task."""
+    from playwright.sync_api import sync_playwright
+
+    server, _ = server
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        page.goto(server, wait_until="networkidle")
+        matrix = page.locator(".js-plotly-plot").first
+        matrix.wait_for(timeout=90_000)
+        page.wait_for_timeout(1500)  # plotly's first draw
+        rows, cols = matrix.locator(".ytick text").count(), matrix.locator(".xtick text").count()  # its labels
+        box = matrix.locator(".nsewdrag").first.bounding_box()
+        page.mouse.click(box["x"] + box["width"] / cols / 2, box["y"] + box["height"] / rows / 2)
+        page.wait_for_url("**/loss_curves?**", timeout=60_000)
+        page.wait_for_selector(FINISHED, timeout=60_000)
+        assert "attn=standard%2Cstacked" in page.url and "tasks=associative_recall" in page.url, page.url
+        chosen = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").nth(1).inner_text()
+        assert "stacked" in chosen and "identity" not in chosen, chosen
+        browser.close()
+
+
 def test_start_on_the_train_page_trains_into_a_named_store(server, stores):
     """The real click path (AppTest cannot deliver this click through the router): Start on a served page; the
     new store is then in the same session's Store list."""

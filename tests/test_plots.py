@@ -21,6 +21,18 @@ def test_head_heatmaps_share_one_colour_range_and_one_bar():
     assert [t.showscale for t in fig.data] == [True, False]
 
 
+def test_every_verdict_cell_has_one_clickable_point_carrying_its_hover():
+    """plotly selects points, not heatmap cells: a click on a cell lands on its overlay point, which names it."""
+    rows, cols = ["stacked", "tied_qk"], ["sort", "scan: d_head"]
+    cells = pd.DataFrame([{"attention": a, "column": c, "verdict": "worse", "text": "1/5", "hover": f"{a} on {c}"}
+                          for a in rows for c in cols if (a, c) != ("tied_qk", "sort")])  # fmt: skip
+    heat, points = plots.verdict_matrix(cells, rows, cols).data
+    assert heat.hoverinfo == "skip" and points.type == "scatter"
+    assert list(zip(points.y, points.x, points.hovertext)) == [
+        ("stacked", "sort", "stacked on sort"), ("stacked", "scan: d_head", "stacked on scan: d_head"),
+        ("tied_qk", "sort", "not compared"), ("tied_qk", "scan: d_head", "tied_qk on scan: d_head")]  # fmt: skip
+
+
 def test_a_csv_download_is_written_on_click_from_the_data_as_shown():
     """Pages pass download buttons a callable (the CSV is not built on every draw); it gives the shown data's
     CSV even if the frame is changed after the draw."""

@@ -13,16 +13,18 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 # The bundled point is the last setting of every axis (one set of runs, shared by the four axes).
 # Along d_head and d_model the task gets easier as the value grows, and the bundled point is the last setting; along
 # n_heads (narrower heads) and length (more pairs) it gets harder, and the bundled point is the first.
-SETTINGS = {"d_head": [4, 8, 16], "d_model": [16, 32, 64], "n_heads": [4, 8, 16], "length": [8, 16, 32]}
+SETTINGS = {"d_head": [4, 8, 16], "d_model": [16, 32, 64], "n_heads": [4, 8, 16], "length": [8, 16, 32],
+            "n_heads_induction": [4, 8, 16]}
 SOLVES_FROM = {"standard": 1, "tied_qk": 2, "identity": None}  # steps from an axis's hardest setting
 
 
 def _config(axis: str, value: int) -> dict:
-    cfg = {k: v for k, v in scaling.BASE.items() if k not in ("task", "steps")}
-    cfg[axis] = value
-    if axis == "d_model":
+    spec = scaling.AXES[axis]
+    cfg = {k: v for k, v in {**scaling.BASE, **dict(spec.base)}.items() if k != "steps"}
+    cfg[spec.var] = value
+    if spec.var == "d_model":
         cfg["d_head"] = value // 4
-    if axis == "n_heads":
+    if spec.var == "n_heads":
         cfg["d_head"] = 64 // value
     return cfg
 
@@ -40,7 +42,7 @@ def fake_runs(seeds: int = 5) -> pd.DataFrame:
                         steps_in = i if scaling.AXES[axis].grows else len(values) - 1 - i
                         solved = first is not None and steps_in >= first and lr == 1e-3
                         rows.append({**cfg, "run_id": f"{sorted(cfg.items())}{name}{lr}{seed}", "attention": name,
-                                     "task": "associative_recall", "seed": seed, "lr": lr, "steps": 800,
+                                     "seed": seed, "lr": lr, "steps": 800,
                                      "n_kv_heads": cfg["n_heads"], "status": "ok", "precision": "fp32",
                                      "test_acc": 1.0 if solved else 0.3, "test_loss": 0.01 if solved else 2.0,
                                      "val_loss": 0.01 if solved else 2.0, "val_loss_drop": 0.0, "val_acc_gain": 0.0,
@@ -49,11 +51,12 @@ def fake_runs(seeds: int = 5) -> pd.DataFrame:
     return pd.DataFrame(rows).drop_duplicates("run_id")
 
 
-@pytest.mark.parametrize("axis", list(SETTINGS))
+@pytest.mark.parametrize("axis", list(scaling.AXES))
 def test_each_axis_finds_its_runs_and_the_threshold_of_each_parameterization(axis):
     runs = fake_runs()
     on = scaling.axis_runs(runs, axis)
     assert sorted(set(on.x)) == SETTINGS[axis]
+    assert set(on.task) == {dict(scaling.AXES[axis].base).get("task", scaling.BASE["task"])}  # its own task only
     table = scaling.outcomes(runs, axis)
     assert (table.lr == 1e-3).all() | (table.share == 0).all()  # each cell at its best lr on validation
     grows = scaling.AXES[axis].grows
@@ -63,11 +66,11 @@ def test_each_axis_finds_its_runs_and_the_threshold_of_each_parameterization(axi
     assert th.vs_reference["tied_qk"].startswith("needs" if grows else "reaches") and th.n["standard"] == 5
     verdicts = {"standard": "equivalent", "tied_qk": "worse", "identity": "worse"}
     assert th.verdict.to_dict() == {k: v for k, v in verdicts.items() if k in th.index}  # identity: no d_head axis
-    lines = scaling.sentences(table, axis, ["standard", "tied_qk", "identity"])
+    lines, var = scaling.sentences(table, axis, ["standard", "tied_qk", "identity"]), scaling.AXES[axis].var
     if grows:
-        assert lines[0].startswith(f"**tied_qk** needs {axis} ≥ {tied_qk} where standard needs {axis} ≥ ")
+        assert lines[0].startswith(f"**tied_qk** needs {var} ≥ {tied_qk} where standard needs {var} ≥ ")
     else:
-        assert lines[0].startswith(f"**tied_qk** solves up to {axis} ≤ {tied_qk} where standard solves up to ")
+        assert lines[0].startswith(f"**tied_qk** solves up to {var} ≤ {tied_qk} where standard solves up to ")
     if axis != "d_head":
         assert lines[1].startswith("**identity** " + ("needs more than the largest" if grows else "solves at no"))
     assert scaling.AXES[axis].name == axis
@@ -103,7 +106,8 @@ def test_runs_off_the_axis_are_left_out():
     two = runs[(runs.d_head == 4) & (runs.d_model == 64)].assign(n_heads=2)  # two things changed at once
     assert scaling.axis_runs(pd.concat([runs, two]), "d_head").x.tolist().count(4) == len(
         scaling.axis_runs(runs, "d_head").query("x == 4"))  # fmt: skip
-    with pytest.raises(ValueError, match="axis: unknown 'width'; allowed: d_head, d_model, n_heads, length"):
+    allowed = "d_head, d_model, n_heads, length, n_heads_induction"
+    with pytest.raises(ValueError, match=f"axis: unknown 'width'; allowed: {allowed}"):
         scaling.axis_runs(runs, "width")
 
 
@@ -113,7 +117,7 @@ def _write_store(root, runs: pd.DataFrame):
                 "model": {"attention": r.attention, "n_layers": 2, "d_model": r.d_model, "n_heads": r.n_heads,
                           "d_head": r.d_head, "n_kv_heads": r.n_kv_heads, "mlp": True, "vocab_size": 64,
                           "max_len": 4 * r.length},
-                "task": {"name": "associative_recall", "n_symbols": 32, "length": r.length},
+                "task": {"name": r.task, "n_symbols": 32, "length": r.length},
                 "train": {"steps": 800, "batch_size": 32, "lr": r.lr},
                 "final": {k: getattr(r, k) for k in ("val_loss", "test_loss", "test_acc", "val_loss_drop",
                                                      "val_acc_gain")} | {"val_acc": r.test_acc},
@@ -131,7 +135,7 @@ def scan_store(tmp_path_factory):
     return root
 
 
-@pytest.mark.parametrize("axis", list(SETTINGS))
+@pytest.mark.parametrize("axis", list(scaling.AXES))
 def test_the_scaling_page_draws_every_axis(axis, scan_store, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_STORES", str(scan_store))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
@@ -147,7 +151,8 @@ def test_the_scaling_page_draws_every_axis(axis, scan_store, monkeypatch):
     names = {t.get("name") for t in json.loads(charts[0])["data"] if t.get("showlegend", True)}
     assert names == ({"standard", "tied_qk"} if axis == "d_head" else {"standard", "tied_qk", "identity"})
     text = " ".join(m.value for m in at.markdown)
-    assert (f"needs {axis} ≥" if scaling.AXES[axis].grows else f"solves up to {axis} ≤") in text
+    var = scaling.AXES[axis].var
+    assert (f"needs {var} ≥" if scaling.AXES[axis].grows else f"solves up to {var} ≤") in text
     th = at.dataframe[0].value.set_index("attention")
     assert th.threshold["standard"] == SETTINGS[axis][1]
     assert np.isnan(th.threshold.get("identity", np.nan))

@@ -29,3 +29,15 @@ def test_a_url_value_out_of_a_widgets_range_is_clamped_or_ignored(value, expecte
     at.switch_page("pages/loss_curves.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.slider(key="smooth").value == expected
+
+
+def test_a_verdict_cell_opens_its_evidence_with_standard_beside_it():
+    from core.dashboard import urls
+
+    assert urls.evidence("bilinear", "induction", {}, "best") == (
+        "pages/loss_curves.py", {"attn": "standard,bilinear", "lr": "best", "tasks": "induction"})  # fmt: skip
+    titles = {"d_head": "d_head", "n_heads (induction)": "n_heads_induction"}
+    page, params = urls.evidence("tied_qk", "scan: n_heads (induction)", titles, "best")
+    assert page == "pages/scaling.py" and params == {"attn": "standard,tied_qk", "lr": "best",
+                                                      "axis": "n_heads_induction"}  # fmt: skip
+    assert urls.evidence("standard", "sort", {}, "best")[1]["attn"] == "standard"  # named once

@@ -3,7 +3,8 @@
 One axis changes one thing around the bundled point (2 layers, d_model 64, 4 heads, d_head 16, associative
 recall with 8 key-value pairs over 32 keys) and keeps everything else: d_head (the rank of W_QK, seed 001),
 d_model (width, d_head = d_model / 4: Zoology's axis), n_heads (d_head = 64 / n_heads, seed 004) and the
-number of key-value pairs (task difficulty). Statistics on them live in core.analysis.findings.
+number of key-value pairs (task difficulty); and n_heads again on induction, around its bundled point.
+Statistics on them live in core.analysis.findings.
 """
 
 from dataclasses import dataclass
@@ -27,17 +28,30 @@ class Axis:
     free: tuple[str, ...]  # the config columns allowed to differ from BASE along it
     grows: bool = True  # capacity grows with the value (its threshold: the smallest that solves); False: the
     # task gets harder as it grows (more heads of a fixed width are narrower; more pairs to recall): the largest
+    column: str = ""  # the config column it varies, where that is not its name
+    base: tuple[tuple[str, object], ...] = ()  # where its centre differs from BASE: another task's bundled point
+
+    @property
+    def var(self) -> str:
+        """The config column along the axis: what its thresholds read ("n_heads ≤ 4")."""
+        return self.column or self.name
+
+    @property
+    def title(self) -> str:
+        """Its short name in headings and table columns: the column, and the task where it is not BASE's."""
+        task = dict(self.base).get("task")
+        return f"{self.var} ({task})" if task else self.var
 
     def on_axis(self, runs: pd.DataFrame) -> pd.Series:
-        """True for the runs that differ from BASE only in this axis's columns (and lie on its line)."""
+        """True for the runs that differ from its centre only in this axis's columns (and lie on its line)."""
         keep = pd.Series(True, index=runs.index)
-        for col, value in BASE.items():
+        for col, value in {**BASE, **dict(self.base)}.items():
             if col in self.free or col not in runs:
                 continue
             keep &= runs[col] == value
-        if self.name == "d_model":
+        if self.var == "d_model":
             keep &= runs.d_head * runs.n_heads == runs.d_model
-        if self.name == "n_heads":
+        if self.var == "n_heads":
             keep &= runs.d_head * runs.n_heads == BASE["d_model"]
         if "n_kv_heads" in runs:  # each parameterization's own K/V heads: mqa 1, gqa H / 2, the rest H
             own = runs.n_heads.where(runs.attention != "mqa", 1).where(runs.attention != "gqa", runs.n_heads // 2)
@@ -52,6 +66,10 @@ AXES = {
                     grows=False),
     "length": Axis("length", "key-value pairs (d_model 64, 4 heads, d_head 16)", "difficulty", ("length",),
                    grows=False),
+    # seed 004 on the task where the bundled point already separates identity (induction's bundled size)
+    "n_heads_induction": Axis("n_heads_induction", "n_heads on induction (d_model 64, d_head = 64 / n_heads)",
+                              "004", ("n_heads", "d_head"), grows=False, column="n_heads",
+                              base=(("task", "induction"), ("length", 12))),
 }
 
 
@@ -62,10 +80,11 @@ def axis_runs(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
         raise ValueError(f"axis: unknown {axis!r}; allowed: {', '.join(AXES)}")
     if runs.empty or any(c not in runs for c in ("d_head", "n_heads", "d_model")):
         return runs.iloc[0:0].assign(x=pd.Series(dtype=float))
-    on = runs[AXES[axis].on_axis(runs)]
-    if axis == "d_head":
+    spec = AXES[axis]
+    on = runs[spec.on_axis(runs)]
+    if spec.var == "d_head":
         on = on[on.attention != "identity"]
-    return on.assign(x=on[axis])
+    return on.assign(x=on[spec.var])
 
 
 def axes_present(runs: pd.DataFrame) -> list[str]:
@@ -104,8 +123,9 @@ def solved_grid(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
 
 
 def grid_markdown(grid: pd.DataFrame, axis: str) -> str:
-    """solved_grid as the markdown table README prints."""
-    lines = [f"| {axis} | " + " | ".join(grid.columns) + " |", "|---" * (len(grid.columns) + 1) + "|"]
+    """solved_grid as the markdown table README prints, headed by the axis's title."""
+    head = AXES[axis].title if axis in AXES else axis
+    lines = [f"| {head} | " + " | ".join(grid.columns) + " |", "|---" * (len(grid.columns) + 1) + "|"]
     lines += [f"| {x:g} | " + " | ".join(row) + " |" for x, row in zip(grid.index, grid.values.tolist())]
     return "\n".join(lines)
 
@@ -162,14 +182,25 @@ def _grows(axis: str) -> bool:
     return AXES[axis].grows if axis in AXES else True
 
 
+def _var(axis: str) -> str:
+    return AXES[axis].var if axis in AXES else axis
+
+
+def _noun(axis: str) -> str:
+    """The variable as a sentence names it: "n_heads", or "n_heads on induction" off BASE's task."""
+    task = dict(AXES[axis].base).get("task") if axis in AXES else None
+    return f"{_var(axis)} on {task}" if task else _var(axis)
+
+
 def threshold_text(axis: str, t: float) -> str:
     """How a threshold reads: "d_head ≥ 8" or "n_heads ≤ 4" (the hardest value it solves), or "never"."""
-    return "never" if np.isnan(t) else f"{axis} {'≥' if _grows(axis) else '≤'} {t:g}"
+    return "never" if np.isnan(t) else f"{_var(axis)} {'≥' if _grows(axis) else '≤'} {t:g}"
 
 
 def _says(axis: str, t: float) -> str:
     if np.isnan(t):
-        return f"needs more than the largest {axis} scanned" if _grows(axis) else f"solves at no {axis} scanned"
+        noun = _noun(axis)
+        return f"needs more than the largest {noun} scanned" if _grows(axis) else f"solves at no {noun} scanned"
     return f"{'needs' if _grows(axis) else 'solves up to'} {threshold_text(axis, t)}"
 
 
@@ -187,7 +218,7 @@ def sentences(table: pd.DataFrame, axis: str, order: list[str], reference: str =
         if same and not r.lapses:
             continue
         where = f", as {reference} does" if same else f" where {reference} {_says(axis, ref)}"
-        out.append(f"**{r.attention}** {_says(axis, r.threshold)}{where} (the hardest {axis} at which it solves "
-                   f"≥ {findings.ROBUST:.0%} of its seeds at its best lr, {steps} steps; scanned {r.scanned})"
-                   + (f", but not at the easier {axis} {r.lapses}." if r.lapses else "."))
+        out.append(f"**{r.attention}** {_says(axis, r.threshold)}{where} (the hardest {_noun(axis)} at which it "
+                   f"solves ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {steps} steps; scanned {r.scanned})"
+                   + (f", but not at the easier {_var(axis)} {r.lapses}." if r.lapses else "."))
     return out

@@ -236,11 +236,14 @@ def csv_of(df: pd.DataFrame):
     return lambda: df.to_csv(index=False).encode()
 
 
-def chart(fig, data: pd.DataFrame, name: str) -> None:
-    """The figure (its camera button saves a 2x PNG named for the chart, for slides) and a CSV of its data."""
+def chart(fig, data: pd.DataFrame, name: str, clickable: bool = False):
+    """The figure (its camera button saves a 2x PNG named for the chart, for slides) and a CSV of its data;
+    clickable: a click on a point reruns the page, and the returned event names the point."""
     config = {"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}, "displaylogo": False}
-    st.plotly_chart(plots.tidy_axes(fig), width="stretch", key=f"fig-{name}", config=config)
+    select = {"on_select": "rerun", "selection_mode": "points"} if clickable else {}
+    event = st.plotly_chart(plots.tidy_axes(fig), width="stretch", key=f"fig-{name}", config=config, **select)
     download(data, name)
+    return event
 
 
 def store_arg() -> str:

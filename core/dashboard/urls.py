@@ -57,3 +57,13 @@ def url_widget(widget, label: str, key: str, default, options=None, multi=False,
     value = widget(*args, key=key, **kw)
     _to_url(key, value)
     return value
+
+
+def evidence(attention: str, column: str, axes: dict[str, str], best: str) -> tuple[str, dict[str, str]]:
+    """Where a verdict-matrix cell's evidence is drawn: (page, its query params). A task column opens Loss curves
+    of the pair on that task, a scan column ("scan: <axis title>"; `axes` maps titles to axis names) the Scaling
+    page on that axis; both with standard beside it, at each one's `best` lr."""
+    pair = {"attn": ",".join(dict.fromkeys(["standard", attention])), "lr": best}
+    if column.startswith("scan: "):
+        return "pages/scaling.py", {**pair, "axis": axes[column.removeprefix("scan: ")]}
+    return "pages/loss_curves.py", {**pair, "tasks": column}

@@ -123,10 +123,16 @@ def verdict_matrix(cells: pd.DataFrame, rows: list[str], cols: list[str]) -> go.
             hover[-1].append(c.hover.iloc[0] if len(c) else "not compared")
     n = len(VERDICT_COLORS)
     scale = [[i / n + e, colour] for i, colour in enumerate(VERDICT_COLORS.values()) for e in (0, 1 / n)]
-    fig = go.Figure(go.Heatmap(z=z, x=cols, y=rows, text=text, texttemplate="%{text}", hovertext=hover,
-                               hoverinfo="text", colorscale=scale, zmin=-0.5, zmax=n - 0.5, xgap=2, ygap=2,
+    fig = go.Figure(go.Heatmap(z=z, x=cols, y=rows, text=text, texttemplate="%{text}", hoverinfo="skip",
+                               colorscale=scale, zmin=-0.5, zmax=n - 0.5, xgap=2, ygap=2,
                                colorbar=dict(tickvals=list(range(n)), ticktext=list(VERDICT_COLORS),
                                              title="vs standard", len=0.9)))  # fmt: skip
+    # plotly cannot select a heatmap's cell, only a point: one near-invisible square per cell takes the hover
+    # and the click (a page that draws it clickable reads the clicked cell's x and y)
+    xs, ys = [c for _ in rows for c in cols], [r for r in rows for _ in cols]
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", hovertext=sum(hover, []), hoverinfo="text",
+                             marker=dict(symbol="square", size=30, opacity=0.01, color="#000000"),
+                             showlegend=False, name="cells"))  # fmt: skip
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(side="top")
     fig.update_layout(height=60 + 34 * len(rows), margin=dict(t=40, b=10, l=80, r=10))
