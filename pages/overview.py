@@ -9,12 +9,10 @@ from core.dashboard import catalog, plots, ui, urls
 from core.dashboard.plots import ORDER
 
 ui.require_router()
-st.title("Why does attention use the projections it does?")
-st.markdown(
-    "Tiny transformers, identical except for how attention is parameterized, trained on synthetic tasks "
-    "with several seeds at each of several learning rates. Every parameterization is compared at its own best "
-    "learning rate, chosen on a validation set; every number is reported on a separate test set and read from "
-    "the store the sidebar names."
+st.title("Why these attention projections?")
+st.caption(
+    "Tiny transformers that differ only in how attention is parameterized, trained on synthetic tasks; each at its "
+    "own best lr (on validation), every number on a held-out test set. Hover a ? for the full answer."
 )
 
 runs = ui.selected_runs()
@@ -46,26 +44,44 @@ def scan_line(on: tuple[str, ...], names: list[str]) -> str:
     return (" " + " ".join(x.replace("**", "`", 2) for x in lines)) if lines else ""
 
 
-st.subheader("Answers at a glance")
+def tally(names: list[str]) -> str:
+    """verdicts in one line: the tasks where it differs named, the rest counted."""
+    out = []
+    for name in names:
+        c = cmp[cmp.attention == name] if not cmp.empty else cmp
+        kinds = [v for v in ("worse", "better", "inconclusive", "equivalent") if (c.verdict == v).any()]
+        counts = c.verdict.value_counts()
+        parts = [f"{v} on " + (", ".join(c[c.verdict == v].task) if v in ("worse", "better") else
+                               f"{counts[v]} task" + "s" * int(counts[v] > 1)) for v in kinds]
+        out += [f"`{name}` " + ", ".join(parts)] if parts else []
+    return " · ".join(out)
+
+
+def glance(names: list[str], on: tuple[str, ...]) -> str:
+    """The answer in one line: the scans' thresholds where the question has them, else the task verdicts."""
+    lines = [b for axis in on if axis in tables and (b := scaling.brief(tables[axis], axis, names))]
+    return "; ".join(lines) or tally(names) or "select standard and these parameterizations in the sidebar"
+
+
 BEST = {"lr": ui.BEST}  # every answer at each parameterization's own best learning rate
 scan = "pages/scaling.py"
 QUESTIONS = [
-    ("000, 003: is a second per-head projection after a shared one redundant?", ["stacked"],
-     "It folds exactly into standard (same function class)", "pages/parameters.py", "the fold", {}, ()),
-    ("001: why not one D×D W_i = W_i^Q W_i^Kᵀ per head?", ["bilinear"], "", scan if "d_head" in axes else
+    ("000/003 · a second per-head projection after a shared one?", ["stacked"],
+     "Folds exactly into standard", "pages/parameters.py", "the fold", {}, ()),
+    ("001 · one D×D W_QK per head?", ["bilinear"], "", scan if "d_head" in axes else
      "pages/loss_curves.py", "d_head scan" if "d_head" in axes else "bilinear vs standard",
      {"axis": "d_head"} if "d_head" in axes else {"attn": "standard,bilinear"}, ("d_head",)),
-    ("002: why not one W = W^Q = W^K = W^V?", ["tied_qk", "tied_qkv"], "", "pages/similarity.py",
+    ("002 · one W = W_Q = W_K (= W_V)?", ["tied_qk", "tied_qkv"], "", "pages/similarity.py",
      "learned-matrix similarity", {"attn": "standard,tied_qk,tied_qkv", "sim_metric": "cos_QK"}, ("d_model",)),
-    ("004: what do heads add over Q = K = V = X?", ["identity"], "", scan if "n_heads" in axes else
+    ("004 · heads over Q = K = V = X?", ["identity"], "", scan if "n_heads" in axes else
      "pages/loss_curves.py", "n_heads scan" if "n_heads" in axes else "identity vs standard",
      {"axis": "n_heads"} if "n_heads" in axes else {"attn": "standard,identity", "metric": "test_acc"},
      ("n_heads", "n_heads_induction")),
 ]  # fmt: skip
 for question, names, lead, page, what, params, on in QUESTIONS:
-    cols = st.columns([6, 2])
+    cols = st.columns([7, 2], vertical_alignment="center")
     answer = (lead + ". " if lead else "") + verdicts(names) + scan_line(on, ["standard", *names])
-    cols[0].markdown(f"**{question}** {answer}")
+    cols[0].markdown(f"**{question}** " + (lead + "; " if lead else "") + glance(names, on), help=answer)
     cols[1].page_link(page, label=f"→ {what}", query_params={**BEST, **params})
 
 if not cmp.empty:

@@ -99,6 +99,13 @@ def test_a_threshold_is_the_hardest_setting_solved_and_an_easier_lapse_is_stated
     assert lines[1].startswith(f"**bilinear** {says} {axis} {sign} {values[1]} where standard {says} {axis} {sign} ")
     assert lines[1].endswith(f", but not at the easier {axis} {values[2]} (3/5).")
     assert lines[2].startswith("**tied_qk** ") and lines[2].endswith(f"scanned {', '.join(map(str, sorted(values)))}).")
+    # the Overview's one-line form: the threshold, "*" for a miss beside it, the reference's in brackets
+    assert scaling.brief(table, axis, ["bilinear", "stacked"]) == (
+        f"`bilinear` solves at {axis} {sign} {values[1]}*, `stacked` solves at {axis} {sign} {values[2]}* "
+        f"(standard: {axis} {sign} {values[2]})")  # fmt: skip
+    never = table.assign(solved=table.solved.where(table.attention != "bilinear", 0))
+    line = scaling.brief(never.assign(share=never.solved / 5), axis, ["bilinear"])
+    assert line.startswith(f"`bilinear` solves at no {axis} (")
 
 
 def test_runs_off_the_axis_are_left_out():

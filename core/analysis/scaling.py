@@ -222,3 +222,18 @@ def sentences(table: pd.DataFrame, axis: str, order: list[str], reference: str =
                    f"solves ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {steps} steps; scanned {r.scanned})"
                    + (f", but not at the easier {_var(axis)} {r.lapses}." if r.lapses else "."))
     return out
+
+
+def brief(table: pd.DataFrame, axis: str, names: list[str], reference: str = "standard") -> str:
+    """sentences in one line, for a glance: "`bilinear` solves at d_head ≥ 4* (standard: d_head ≥ 16)"; "*": an
+    easier setting it then misses. Empty where the axis has none of `names` or no reference."""
+    th = thresholds(table, [reference, *[n for n in names if n != reference]])
+    if th.empty or th.attention.iloc[0] != reference or len(th) < 2:
+        return ""
+
+    def at(r) -> str:
+        missed = "*" * bool(r.lapses)
+        return f"no {_noun(axis)}" if np.isnan(r.threshold) else threshold_text(axis, r.threshold) + missed
+
+    rows = [f"`{r.attention}` solves at {at(r)}" for r in th.iloc[1:].itertuples()]
+    return ", ".join(rows) + f" ({reference}: {at(next(th.itertuples()))})"

@@ -134,6 +134,15 @@ def verdict_matrix(cells: pd.DataFrame, rows: list[str], cols: list[str]) -> go.
                              marker=dict(symbol="square", size=30, opacity=0.01, color="#000000"),
                              showlegend=False, name="cells"))  # fmt: skip
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(side="top")
-    fig.update_layout(height=60 + 34 * len(rows), margin=dict(t=40, b=10, l=80, r=10))
+    # labels level and broken onto lines (not slanted): the whole matrix fits a projector's first screen
+    fig.update_xaxes(side="top", tickangle=0, tickvals=cols, ticktext=[_wrap(c) for c in cols], tickfont_size=11)
+    fig.update_layout(height=70 + 26 * len(rows), margin=dict(t=60, b=10, l=80, r=10))
     return fig
+
+
+def _wrap(label: str) -> str:
+    """A column label on short lines: 'scan: n_heads (induction)' -> 'scan:<br>n_heads<br>(induction)',
+    'associative_recall' -> 'associative_<br>recall'."""
+    label = label.replace("scan: ", "scan:<br>").replace(" (", "<br>(")
+    head, sep, tail = label.partition("_")
+    return f"{head}_<br>{tail}" if sep and len(label) > 12 and "<br>" not in label else label
