@@ -65,3 +65,20 @@ def test_metrics_defined_for_every_parameterization(name):
         np.testing.assert_allclose(m["cos_QK"], 1.0, rtol=1e-5)
     if name == "bilinear":
         assert np.isnan(m["cos_QK"]).all()
+
+
+def test_step0_metrics_of_runs_sharing_a_config_and_seed_are_computed_once_and_equal_a_run_alone(monkeypatch):
+    import pandas as pd
+
+    from core.analysis import baselines
+    from core.training.config import ModelConfig
+
+    cfg = ModelConfig(attention="stacked", d_model=16, n_heads=2, vocab_size=40, max_len=24)
+    runs = pd.DataFrame({"run_id": ["a", "b", "c"], "seed": [0, 0, 1]})  # a and b: two lrs of one ensemble
+    keys, calls, metrics = ["run_id", "layer", "head", "metric"], [], baselines._metrics
+    monkeypatch.setattr(baselines, "_metrics", lambda *a, **k: calls.append(a) or metrics(*a, **k))
+    table = baselines.init_metrics(runs, {"a": cfg, "b": cfg, "c": cfg}).set_index(keys)
+    assert calls == [(cfg, 0), (cfg, 1)]
+    alone = metrics(cfg, 0, run_id="b").set_index(keys)
+    assert table.loc["b"].equals(alone.loc["b"]) and table.loc["a"].equals(alone.loc["b"])
+    assert not table.loc["c"].value.equals(table.loc["a"].value)  # another seed, another init

@@ -44,8 +44,15 @@ def _metrics(cfg: ModelConfig, seed: int, **labels) -> pd.DataFrame:
 
 
 def init_metrics(runs: pd.DataFrame, configs: dict) -> pd.DataFrame:
-    """Per run: the metrics of its step-0 weights (run_id, layer, head, metric, value)."""
-    frames = [_metrics(configs[r.run_id], int(r.seed), run_id=r.run_id) for r in runs.itertuples()]
+    """Per run: the metrics of its step-0 weights (run_id, layer, head, metric, value). The weights depend on the
+    model config and the seed alone, so the runs of one ensemble's lrs share them: each is initialised once."""
+    at_init: dict[tuple, pd.DataFrame] = {}
+    frames = []
+    for r in runs.itertuples():
+        key = (configs[r.run_id], int(r.seed))
+        if key not in at_init:
+            at_init[key] = _metrics(*key, run_id="")
+        frames.append(at_init[key].assign(run_id=r.run_id))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
