@@ -28,7 +28,7 @@ if not present:
     st.stop()
 axis = urls.url_widget(
     st.selectbox, "Axis", "axis", present[0], options=present,
-    format_func=lambda a: f"{scaling.AXES[a].title}: {scaling.AXES[a].label} (seed {scaling.AXES[a].question})",
+    format_func=lambda a: f"{scaling.AXES[a].title}: {scaling.AXES[a].label} ({scaling.AXES[a].question})",
 )  # fmt: skip
 spec = scaling.AXES[axis]
 table = ui.scaling_outcomes(runs, axis)

@@ -24,7 +24,7 @@ BASE = {"task": "associative_recall", "n_layers": 2, "d_model": 64, "n_heads": 4
 class Axis:
     name: str  # the URL value and the column the axis reads
     label: str  # the x-axis title
-    question: str  # the seed question it speaks to
+    question: str  # what it speaks to: "seed 001", or "task difficulty"
     free: tuple[str, ...]  # the config columns allowed to differ from BASE along it
     grows: bool = True  # capacity grows with the value (its threshold: the smallest that solves); False: the
     # task gets harder as it grows (more heads of a fixed width are narrower; more pairs to recall): the largest
@@ -60,15 +60,15 @@ class Axis:
 
 
 AXES = {
-    "d_head": Axis("d_head", "d_head (rank of W_QK per head), d_model 64, 4 heads", "001", ("d_head",)),
-    "d_model": Axis("d_model", "d_model (4 heads, d_head = d_model / 4)", "000/003", ("d_model", "d_head")),
-    "n_heads": Axis("n_heads", "n_heads (d_model 64, d_head = 64 / n_heads)", "004", ("n_heads", "d_head"),
+    "d_head": Axis("d_head", "d_head (rank of W_QK per head), d_model 64, 4 heads", "seed 001", ("d_head",)),
+    "d_model": Axis("d_model", "d_model (4 heads, d_head = d_model / 4)", "seeds 000/003", ("d_model", "d_head")),
+    "n_heads": Axis("n_heads", "n_heads (d_model 64, d_head = 64 / n_heads)", "seed 004", ("n_heads", "d_head"),
                     grows=False),
-    "length": Axis("length", "key-value pairs (d_model 64, 4 heads, d_head 16)", "difficulty", ("length",),
+    "length": Axis("length", "key-value pairs (d_model 64, 4 heads, d_head 16)", "task difficulty", ("length",),
                    grows=False),
     # seed 004 on the task where the bundled point already separates identity (induction's bundled size)
     "n_heads_induction": Axis("n_heads_induction", "n_heads on induction (d_model 64, d_head = 64 / n_heads)",
-                              "004", ("n_heads", "d_head"), grows=False, column="n_heads",
+                              "seed 004", ("n_heads", "d_head"), grows=False, column="n_heads",
                               base=(("task", "induction"), ("length", 12))),
 }
 
