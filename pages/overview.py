@@ -49,6 +49,8 @@ def tally(names: list[str]) -> str:
     out = []
     for name in names:
         c = cmp[cmp.attention == name] if not cmp.empty else cmp
+        if c.empty:
+            continue
         kinds = [v for v in ("worse", "better", "inconclusive", "equivalent") if (c.verdict == v).any()]
         counts = c.verdict.value_counts()
         parts = [f"{v} on " + (", ".join(c[c.verdict == v].task) if v in ("worse", "better") else
