@@ -26,17 +26,24 @@ ref_first = ["standard", *[n for n in order_all if n != "standard"]]
 thresholds = {a: scaling.thresholds(t, ref_first) for a, t in tables.items()}
 
 
-def verdicts(names: list[str]) -> str:
-    """'stacked: equivalent on 4 tasks, worse on histogram' from the comparisons against standard."""
+NO_ANSWER = "select standard and these parameterizations in the sidebar"
+
+
+def verdicts(names: list[str], short: bool = False) -> str:
+    """'`stacked` worse on induction; inconclusive on associative_recall, ...' from the comparisons against
+    standard; short: the tasks where it differs named, the rest counted ('inconclusive on 4 tasks')."""
     out = []
     for name in names:
         c = cmp[cmp.attention == name] if not cmp.empty else cmp
-        if c.empty:
-            continue
-        kinds = [v for v in ("worse", "better", "inconclusive", "equivalent") if (c.verdict == v).any()]
-        parts = [f"{v} on {', '.join(c[c.verdict == v].task)}" for v in kinds]
-        out.append(f"`{name}` " + "; ".join(parts))
-    return " · ".join(out) or "select standard and these parameterizations in the sidebar"
+        parts = []
+        for v in ("worse", "better", "inconclusive", "equivalent"):
+            tasks = list(c[c.verdict == v].task) if not c.empty else []
+            if not tasks:
+                continue
+            named = not short or v in ("worse", "better")
+            parts.append(f"{v} on " + (", ".join(tasks) if named else f"{len(tasks)} task" + "s" * (len(tasks) > 1)))
+        out += [f"`{name}` " + (", " if short else "; ").join(parts)] if parts else []
+    return " · ".join(out)
 
 
 def scan_line(on: tuple[str, ...], names: list[str]) -> str:
@@ -44,25 +51,10 @@ def scan_line(on: tuple[str, ...], names: list[str]) -> str:
     return (" " + " ".join(x.replace("**", "`", 2) for x in lines)) if lines else ""
 
 
-def tally(names: list[str]) -> str:
-    """verdicts in one line: the tasks where it differs named, the rest counted."""
-    out = []
-    for name in names:
-        c = cmp[cmp.attention == name] if not cmp.empty else cmp
-        if c.empty:
-            continue
-        kinds = [v for v in ("worse", "better", "inconclusive", "equivalent") if (c.verdict == v).any()]
-        counts = c.verdict.value_counts()
-        parts = [f"{v} on " + (", ".join(c[c.verdict == v].task) if v in ("worse", "better") else
-                               f"{counts[v]} task" + "s" * int(counts[v] > 1)) for v in kinds]
-        out += [f"`{name}` " + ", ".join(parts)] if parts else []
-    return " · ".join(out)
-
-
 def glance(names: list[str], on: tuple[str, ...]) -> str:
     """The answer in one line: the scans' thresholds where the question has them, else the task verdicts."""
     lines = [b for axis in on if axis in tables and (b := scaling.brief(tables[axis], axis, names))]
-    return "; ".join(lines) or tally(names) or "select standard and these parameterizations in the sidebar"
+    return "; ".join(lines) or verdicts(names, short=True) or NO_ANSWER
 
 
 BEST = {"lr": ui.BEST}  # every answer at each parameterization's own best learning rate
@@ -82,7 +74,7 @@ QUESTIONS = [
 ]  # fmt: skip
 for question, names, lead, page, what, params, on in QUESTIONS:
     cols = st.columns([7, 2], vertical_alignment="center")
-    answer = (lead + ". " if lead else "") + verdicts(names) + scan_line(on, ["standard", *names])
+    answer = (lead + ". " if lead else "") + (verdicts(names) or NO_ANSWER) + scan_line(on, ["standard", *names])
     cols[0].markdown(f"**{question}** " + (lead + "; " if lead else "") + glance(names, on), help=answer)
     cols[1].page_link(page, label=f"→ {what}", query_params={**BEST, **params})
 

@@ -37,10 +37,14 @@ class Axis:
         return self.column or self.name
 
     @property
+    def task(self) -> str | None:
+        """Its task where that is not BASE's, else None."""
+        return dict(self.base).get("task")
+
+    @property
     def title(self) -> str:
         """Its short name in headings and table columns: the column, and the task where it is not BASE's."""
-        task = dict(self.base).get("task")
-        return f"{self.var} ({task})" if task else self.var
+        return f"{self.var} ({self.task})" if self.task else self.var
 
     def on_axis(self, runs: pd.DataFrame) -> pd.Series:
         """True for the runs that differ from its centre only in this axis's columns (and lie on its line)."""
@@ -188,7 +192,7 @@ def _var(axis: str) -> str:
 
 def _noun(axis: str) -> str:
     """The variable as a sentence names it: "n_heads", or "n_heads on induction" off BASE's task."""
-    task = dict(AXES[axis].base).get("task") if axis in AXES else None
+    task = AXES[axis].task if axis in AXES else None
     return f"{_var(axis)} on {task}" if task else _var(axis)
 
 
