@@ -2,11 +2,13 @@
 
 import streamlit as st
 
+from core.analysis.blas import one_blas_thread
 from core.dashboard import catalog, ui, urls
 from core.dashboard.plots import ordered
 from core.results import stores
 
 st.set_page_config(page_title="attention-lab", page_icon=":material/hub:", layout="wide")
+one_blas_thread()  # visitors' analyses beside each other and a Train child: core/analysis/blas.py
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True),

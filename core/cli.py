@@ -4,6 +4,7 @@ baselines. Bad flags get one line naming the flag, exit code 2."""
 import sys
 from pathlib import Path
 
+from .analysis.blas import one_blas_thread
 from .attention import NAMES as ATTENTION_NAMES
 from .flags import DEFAULT_STORE, Parser, bounded_int, choice, flag_error, store_dir
 from .results import store as st
@@ -166,6 +167,7 @@ def main(argv=None) -> int:
     import warnings
 
     warnings.showwarning = _one_line_warning  # a skipped file is one line, not Python's two-line format
+    one_blas_thread()
     parser = build_parser()
     args = parser.parse_args(argv)
     sub = next(a for a in parser._actions if a.dest == "command")

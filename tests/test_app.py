@@ -215,7 +215,8 @@ def test_the_steps_choice_reads_each_task_at_its_longest_training_unless_one_len
 def test_no_page_imports_torch():
     """Every page, opened in a fresh interpreter through the router, leaves torch unloaded (~180 MB and 1.5 s of
     a first draw): the registries' names, formulas and chance levels reach them torch-free, and the pages that
-    need torch (Parameters' live counts, Train's sweep) run it in a child process (tests/test_jobs.py)."""
+    need torch (Parameters' live counts, Train's sweep) run it in a child process (tests/test_jobs.py). The
+    server's numpy runs its BLAS on one thread (core/analysis/blas.py)."""
     pages = [*PAGES, "in_practice", "train"]
     code = f"""
 import sys
@@ -229,10 +230,12 @@ for page in {pages!r}:
     assert not at.exception, (page, [e.value for e in at.exception])
     assert "torch" not in sys.modules, page
 print("torch-free:", len({pages!r}))
+import threadpoolctl
+print("blas threads:", max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"torch-free: {len(pages)}" in done.stdout
+    assert f"torch-free: {len(pages)}" in done.stdout and "blas threads: 1\n" in done.stdout
 
 
 def test_runs_page_sorts_and_filters_from_the_url():

@@ -1,5 +1,7 @@
 """`python -m core bench --quick` runs and writes well-formed results (no timing is asserted)."""
 
+import os
+
 import pytest
 import torch
 
@@ -41,6 +43,9 @@ def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
     meta = st.read_meta(tmp_path / "bench" / "precision.parquet")
     assert meta["cpu"] and "flags" not in meta["cpu_flags"] and meta["cpu_flags"] == pr.cpu_flags.iloc[0]
     assert torch.get_num_threads() == threads  # the one-thread engine gives the threads back
+    bb = st.load_table(tmp_path, "bench", "blas")  # quick: one shape, one process alone, then one per core at once
+    assert list(bb.processes) == [n for n in sorted({1, len(os.sched_getaffinity(0))}) for _ in ("default", "one")]
+    assert (bb.ms_per_svd > 0).all() and list(bb.vs_one_thread[1::2]) == [1.0] * (len(bb) // 2)
 
 
 def test_cpu_attention_flops_are_counted():

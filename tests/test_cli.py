@@ -283,3 +283,26 @@ def test_a_ray_address_nothing_answers_at_is_one_line_within_seconds(tmp_path, c
     assert err.value.code == 1 and time.monotonic() - start < 30
     lines = capsys.readouterr().err.strip().splitlines()
     assert "cannot reach the Ray cluster" in lines[-1]
+
+
+def test_the_cli_runs_numpys_blas_on_one_thread_and_leaves_torchs_threads():
+    """core/analysis/blas.py: in a fresh interpreter numpy's OpenBLAS starts with a thread per core; after the CLI
+    it has one (its many small SVDs stall for seconds when those threads spin against another process's); torch's
+    own threads, which the sweeps train on, are unchanged."""
+    code = """
+import threadpoolctl, torch
+from core.cli import main
+blas = lambda: max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas")
+before, torch_threads = blas(), torch.get_num_threads()
+try:
+    main(["--help"])
+except SystemExit:
+    pass
+print("blas", before, blas(), "torch", torch_threads, torch.get_num_threads())
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    _, before, after, _, torch_before, torch_after = done.stdout.split()[-6:]
+    assert int(after) == 1 and torch_after == torch_before
+    assert int(before) > 1 or len(os.sched_getaffinity(0)) == 1  # it had threads to take away

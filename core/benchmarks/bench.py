@@ -4,6 +4,7 @@
 2. training: seeds x lrs ensembles, seed-only ensembles and the plain per-run loop on one lr x seed grid.
 3. utilisation: achieved FLOP/s of training steps against this machine's measured matmul peak.
 4. the store at scale: reading a synthetic 10,000-run store as the CLI and the app do (core.benchmarks.store_bench).
+5. numpy's BLAS threads against one, alone and on every core at once (core.benchmarks.blas_bench).
 """
 
 import tempfile
@@ -128,6 +129,7 @@ def add_bench(sub):
     p.add_argument("--skip-attention", action="store_true", help="only the training engines (keeps a stored table)")
     p.add_argument("--skip-precision", action="store_true", help="no fp32 vs bf16 engine comparison")
     p.add_argument("--skip-store", action="store_true", help="no store-at-scale figures (core.benchmarks.store_bench)")
+    p.add_argument("--skip-blas", action="store_true", help="no BLAS-threads comparison (core.benchmarks.blas_bench)")
     p.add_argument("--store-runs", type=bounded_int("store-runs", MAX_STORE_RUNS, least=100), default=None,
                    help="runs in the synthetic store (default 10000)")
     p.add_argument("--profile", action="store_true", help="also print where a training step's time goes")
@@ -188,6 +190,14 @@ def cmd_bench(args, parser):
         st.write_named(args.store, "bench", "store", sb, meta)
         print(f"the store at {n_runs:,} runs (median seconds; a synthetic store in a temp directory):")
         print(sb[["what", "seconds", "target_seconds", "met"]].to_string(index=False, float_format="{:.3f}".format))
+    if not args.skip_blas:
+        from .blas_bench import SHAPES, blas_bench
+
+        bb = blas_bench(rounds=1 if args.quick else 5, shapes=SHAPES[-1:] if args.quick else SHAPES, log=lambda _: 0)
+        st.write_named(args.store, "bench", "blas", bb, meta)
+        print("numpy's SVD of (H, D, D) batches, its BLAS at its default threads and at one (ms; one process, then "
+              "one per core at once):")
+        print(bb.drop(columns="kind").to_string(index=False, float_format="{:.2f}".format))
     if args.profile:
         with num_threads(threads_per_worker(workers)):  # the bundled jobs' two sizes, as the sweep's workers run them
             for n_seeds in (5, 10):
