@@ -118,6 +118,22 @@ else:
         "selection, and app.py's first page in a warm process with empty caches. Medians of the rounds."
     )
 
+st.subheader("numpy's BLAS threads on a busy machine")
+bb = bench[bench.kind == "blas"] if "kind" in bench else bench.iloc[0:0]
+if bb.empty:
+    st.info("No BLAS figures here (`python -m core bench` without `--skip-blas` makes them).")
+else:
+    bb = bb[["shape", "processes", "blas_threads", "ms_per_svd", "vs_one_thread"]]
+    bb = bb.astype({"processes": int, "blas_threads": int})
+    st.dataframe(bb, hide_index=True, width="stretch")
+    ui.download(bb, "bench-blas")
+    st.caption(
+        "One SVD of a batch of (H, D, D) matrices, as the similarity analyses take them, with numpy's BLAS at its "
+        "default threads and at one: in one process, then in one process per core at once (every core busy, as "
+        "`baselines` beside a sweep, or two visitors' analyses beside a Train child). Medians. The CLI and this "
+        "server run numpy's BLAS on one thread (core/analysis/blas.py)."
+    )
+
 st.subheader("The training engine against a plain loop")
 tr = bench[bench.kind == "training"] if "kind" in bench else bench.iloc[0:0]
 if tr.empty:

@@ -182,6 +182,8 @@ def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_roo
     sw = next(df.value for df in at.dataframe if "seconds_at_peak" in df.value)
     assert sw.seconds_at_peak.to_numpy() == pytest.approx((sw.seconds * sw.utilisation).to_numpy(), rel=1e-6)
     assert (sw.seconds_at_peak < sw.seconds).all()
+    blas = next(df.value for df in at.dataframe if "blas_threads" in df.value)  # its own table, as stored
+    assert blas.reset_index(drop=True).equals(st.load_table(ROOT / "data", "bench", "blas")[list(blas.columns)])
     # a store benchmarked before paired rounds (no rounds, no speedup range) still shows its table
     shutil.copytree(ROOT / "data" / "bench", stores_root / "old" / "bench")
     shutil.copytree(ROOT / "data" / "runs", stores_root / "old" / "runs")

@@ -9,7 +9,6 @@ numpy's BLAS on one thread (core.analysis.blas).
 
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from statistics import median
 
@@ -18,44 +17,59 @@ import pandas as pd
 SHAPES = [(4, 64, 64), (4, 128, 128)]  # (H, D, D): a layer's W_QK at d_model 64 and 128
 
 
-def _default_threads() -> int:
+def _default_threads(out) -> None:
     """numpy's BLAS threads in a fresh process (OpenBLAS: one per core unless OPENBLAS_NUM_THREADS says)."""
     import numpy  # noqa: F401 - loads the BLAS threadpoolctl reports
     import threadpoolctl
 
-    return max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas")
+    out.put(max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"))
 
 
-def _svd_ms(shape: tuple, threads: int, rounds: int) -> float:
-    """Median ms per SVD of a random `shape` batch in this process, numpy's BLAS on `threads` threads."""
+def _svd_ms(shape: tuple, threads: int, rounds: int, start, out) -> None:
+    """Median ms per SVD of a random `shape` batch in this process, numpy's BLAS on `threads` threads, timed once
+    every process of the round is ready (`start`, a barrier), so that they overlap."""
     import numpy as np
     import threadpoolctl
 
     threadpoolctl.threadpool_limits(threads, user_api="blas")
     M = np.random.default_rng(0).standard_normal(shape)
     np.linalg.svd(M, compute_uv=False)  # untimed: the first call allocates
+    start.wait()
     times = []
     for _ in range(rounds):
         t0 = time.perf_counter()
         np.linalg.svd(M, compute_uv=False)
         times.append(time.perf_counter() - t0)
-    return 1000 * median(times)
+    out.put(1000 * median(times))
+
+
+def _at_once(target, n: int, *args) -> list:
+    """Run target(*args, [barrier,] queue) in n fresh processes at once; what each put on the queue."""
+    ctx = get_context("spawn")  # fresh numpy in each: its BLAS at its default threads until told otherwise
+    out = ctx.Queue()
+    extra = (ctx.Barrier(n),) if args else ()
+    procs = [ctx.Process(target=target, args=(*args, *extra, out)) for _ in range(n)]
+    for proc in procs:
+        proc.start()
+    got = [out.get(timeout=600) for _ in procs]
+    for proc in procs:
+        proc.join()
+    return got
 
 
 def blas_bench(rounds: int = 3, shapes=SHAPES, log=print) -> pd.DataFrame:
     """Per shape, processes at once (one; one per core) and numpy's BLAS threads (its default; one): ms per SVD
     (the median over the processes' medians) and its ratio to one thread with as many processes."""
     cores = len(os.sched_getaffinity(0))  # the cores this process may run on
+    default = _at_once(_default_threads, 1)[0]  # asked of a fresh process: this one may be limited
     rows = []
-    with ProcessPoolExecutor(cores, mp_context=get_context("spawn")) as pool:
-        default = pool.submit(_default_threads).result()  # asked of a fresh process: this one may be limited
-        for shape in shapes:
-            for n in sorted({1, cores}):
-                ms = {label: median(pool.map(_svd_ms, [shape] * n, [threads] * n, [rounds] * n))
-                      for label, threads in (("default", default), ("one", 1))}  # fmt: skip
-                for label in ms:
-                    rows.append({"kind": "blas", "shape": "x".join(map(str, shape)), "processes": n,
-                                 "blas_threads": default if label == "default" else 1, "ms_per_svd": ms[label],
-                                 "vs_one_thread": ms[label] / ms["one"]})  # fmt: skip
-                log(f"blas, {shape}, {n} at once: {ms['default']:.1f} ms at {default} threads, {ms['one']:.1f} at one")
+    for shape in shapes:
+        for n in sorted({1, cores}):
+            ms = {label: median(_at_once(_svd_ms, n, shape, threads, rounds))
+                  for label, threads in (("default", default), ("one", 1))}  # fmt: skip
+            for label in ms:
+                rows.append({"kind": "blas", "shape": "x".join(map(str, shape)), "processes": n,
+                             "blas_threads": default if label == "default" else 1, "ms_per_svd": ms[label],
+                             "vs_one_thread": ms[label] / ms["one"]})  # fmt: skip
+            log(f"blas, {shape}, {n} at once: {ms['default']:.1f} ms at {default} threads, {ms['one']:.1f} at one")
     return pd.DataFrame(rows)
