@@ -42,7 +42,7 @@ def of_task(df):
 d = of_task(hm[hm.metric == metric]).dropna(subset=["value"])
 D, r = int(runs.d_model.iloc[0]), int(runs.d_head.iloc[0])
 base = ui.random_baseline(D, r).set_index("metric")
-init, rand = ui.table("analysis", "init"), ui.table("analysis", "random")
+init, rand = ui.init_rows(runs.run_id, metric), ui.table("analysis", "random")
 st.caption(f"{'Invariant' if similarity.INVARIANT[metric] else 'Not invariant'} to a per-head change of basis.")
 if d.empty:
     st.info(f"`{metric}` is not defined for the selected parameterizations (e.g. bilinear has no separate W_Q, W_K).")

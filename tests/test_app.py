@@ -266,3 +266,24 @@ def test_the_served_config_turns_off_the_file_watcher():
                           "print(config.get_option('server.fileWatcherType'))"],
                          cwd=ROOT, capture_output=True, text=True, check=True)  # fmt: skip
     assert out.stdout.strip() == "none"
+
+
+def test_similarity_matches_each_run_to_its_own_step0_reading_only_the_selected_rows():
+    """The page reads analysis/init filtered to its runs and metric (the whole table holds a row per run, layer,
+    head and metric of every run in the store): the matched baselines come out as from the whole table."""
+    from core.analysis import findings
+    from core.dashboard import cached
+    from core.results import store as st
+
+    at = open_page("similarity", attn="standard,tied_qk", sim_metric="cos_QK")
+    shown = next(df.value for df in at.dataframe if "step0" in df.value)
+    assert set(shown.attention) == {"standard", "tied_qk"} and shown.step0.notna().all()
+    data = ROOT / "data"
+    trained = st.load_table(data, "analysis", "trained")
+    runs = st.load_runs(data)
+    runs = runs[runs.attention.isin(["standard", "tied_qk"]) & runs.run_id.isin(set(trained.run_id))]
+    whole, rand = st.load_table(data, "analysis", "init"), st.load_table(data, "analysis", "random")
+    rows = cached.init_rows(str(data), tuple(sorted(runs.run_id)), "cos_QK", cached.fingerprint(data))
+    assert 0 < 100 * len(rows) < len(whole)
+    expected = findings.matched_baselines(trained, whole, rand, runs, "cos_QK")
+    pd.testing.assert_frame_equal(findings.matched_baselines(trained, rows, rand, runs, "cos_QK"), expected)

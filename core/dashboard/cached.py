@@ -136,6 +136,13 @@ def table(store: str, kind: str, name: str, fp: tuple) -> pd.DataFrame:
     return st_store.load_table(store, kind, name)
 
 
+@st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)  # small: one metric of one selection
+def init_rows(store: str, run_ids: tuple, metric: str, fp: tuple) -> pd.DataFrame:
+    """analysis/init rows of these runs and this metric only: the whole table, a row per run, layer, head and metric
+    of every run in the store (14 MB in memory at 3,580 runs), was unpickled by every visitor's every call."""
+    return st_store.load_table(store, "analysis", "init", [("run_id", "in", list(run_ids)), ("metric", "==", metric)])
+
+
 @st.cache_data(max_entries=32 * MAX_ENTRIES, show_spinner=False)  # a few floats each; Similarity asks ~100 pairs
 def qk_match(store: str, a: str, b: str, fp: tuple) -> list[float]:
     wa, wb = weights.load_head_weights(store, a), weights.load_head_weights(store, b)

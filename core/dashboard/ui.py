@@ -76,6 +76,12 @@ def table(kind: str, name: str) -> pd.DataFrame:
     return cached.table(store, kind, name, fp)
 
 
+def init_rows(run_ids, metric: str) -> pd.DataFrame:
+    """The step-0 metric rows (analysis/init) of these runs in the sidebar's store, for one metric."""
+    store, fp = _here()
+    return cached.init_rows(store, tuple(sorted(run_ids)), metric, fp)
+
+
 def named(kind: str) -> pd.DataFrame:
     """The sidebar store's bench/ or pretrained/ tables."""
     store, fp = _here()

@@ -213,14 +213,15 @@ def load_named(store, kind: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def load_table(store, kind: str, name: str) -> pd.DataFrame:
-    """STORE/<kind>/<name>.parquet, or an empty frame (with a warning naming it) when absent or unreadable."""
+def load_table(store, kind: str, name: str, filters=None) -> pd.DataFrame:
+    """STORE/<kind>/<name>.parquet, or an empty frame (with a warning naming it) when absent or unreadable;
+    `filters` (pyarrow's, e.g. [("run_id", "in", ids)]) reads only the rows a caller needs."""
     path = Path(store) / kind / f"{name}.parquet"
     if not path.exists():
         return pd.DataFrame()
     try:
         read_meta(path)
-        df = pd.read_parquet(path)
+        df = pd.read_parquet(path, filters=filters)
         schema.check_table(df, kind, name)
         return df
     except Exception as err:  # noqa: BLE001
