@@ -166,8 +166,8 @@ def report(draws: list[tuple]) -> None:
             "browser's load of plotly.js (the gap between the two times there). The last column opens each page "
             "again, after the pass, in a new browser context with an empty cache, as a new visitor's first page "
             "on a server that is already running: it pays the app's JavaScript and plotly.js on every chart "
-            "page (the gap between its two times: the browser's fetch, evaluation and first draw of plotly.js, "
-            "after the server has sent the page).\n\n" + text + "\n"
+            "page. Its script-run time is when that browser showed the run as finished: its main thread is also "
+            "loading the app's JavaScript and plotly.js, so this can come as late as the charts.\n\n" + text + "\n"
         )
 
 
