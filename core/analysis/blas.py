@@ -1,7 +1,7 @@
 """numpy's BLAS on one thread, in the processes this project owns: the CLI and the app's server.
 
-The analyses take SVDs and products of many small (H, D, D) matrices, which OpenBLAS's threads barely speed up
-on an idle machine; on a busy one (`baselines` beside a sweep, the server beside a Train child or another
+The analyses take SVDs and products of many small (H, D, D) matrices, which OpenBLAS's threads do not speed up
+even on an idle machine; on a busy one (`baselines` beside a sweep, the server beside a Train child or another
 server) those threads spin against the other process's and an SVD stalls for seconds. `python -m core bench`
 measures both, side by side (core.benchmarks.blas_bench). torch keeps its own threads: this touches numpy's
 BLAS only.

@@ -1,7 +1,8 @@
 """numpy's BLAS threads against one thread, in one process alone and in one per core at once, side by side.
 
 The analyses (core.analysis.similarity) take SVDs of each layer's (H, D, D) matrices. On an idle machine
-OpenBLAS's threads barely change their time; with every core busy (here: as many processes as cores, each
+OpenBLAS's threads gain nothing at these sizes (alone, two threads ran 1.5-1.7x slower than one here); with
+every core busy (here: as many processes as cores, each
 taking the same SVDs at once, as `baselines` beside a sweep or two servers' visitors do; or anything else
 running on the machine) its threads spin against the other work. This is why the CLI and the app's server run
 numpy's BLAS on one thread (core.analysis.blas).
