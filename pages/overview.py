@@ -72,11 +72,19 @@ QUESTIONS = [
      {"axis": "n_heads"} if "n_heads" in axes else {"attn": "standard,identity", "metric": "test_acc"},
      ("n_heads", "n_heads_induction")),
 ]  # fmt: skip
+# 002 asks about the tied variants wherever capacity is scarce: its full answer reads every axis scanned, and a
+# second link opens the scans with just them beside standard
+EVERY_AXIS = {"002": (scan, "tied variants' scans", {"attn": "standard,tied_qk,tied_qkv",
+                                                     "axis": "d_model" if "d_model" in axes else (axes or [""])[0]})}
 for question, names, lead, page, what, params, on in QUESTIONS:
     cols = st.columns([7, 2], vertical_alignment="center")
-    answer = (lead + ". " if lead else "") + (verdicts(names) or NO_ANSWER) + scan_line(on, ["standard", *names])
+    every = EVERY_AXIS.get(question[:3]) if axes else None
+    answer = (lead + ". " if lead else "") + (verdicts(names) or NO_ANSWER)
+    answer += scan_line(tuple(axes) if every else on, ["standard", *names])
     cols[0].markdown(f"**{question}** " + (lead + "; " if lead else "") + glance(names, on), help=answer)
     cols[1].page_link(page, label=f"→ {what}", query_params={**BEST, **params})
+    if every:
+        cols[1].page_link(every[0], label=f"→ {every[1]}", query_params={**BEST, **every[2]})
 
 if not cmp.empty:
     tasks_shown = [t for t in ui.selection()["tasks"] if t in set(cmp.task)]

@@ -99,6 +99,13 @@ def test_overview_answers_each_seed_question_in_one_line_with_the_full_answer_on
     runs = st.load_runs(ROOT / "data")
     assert scaling.brief(scaling.outcomes(runs, "d_head"), "d_head", ["bilinear"]) in answers[1].value
     assert "where standard needs d_head ≥" in answers[1].proto.help  # the sentence behind the line
+    # 002 (the tied variants): its full answer reads every axis scanned, and a second link opens those scans
+    for axis in scaling.axes_present(runs):
+        assert f"scanned {', '.join(f'{v:g}' for v in sorted(set(scaling.outcomes(runs, axis).x)))})" in (
+            answers[2].proto.help), axis
+    links = {link.proto.label: link.proto for link in at.get("page_link")}
+    assert "attn=standard%2Ctied_qk%2Ctied_qkv" in links["→ tied variants' scans"].query_string
+    assert links["→ tied variants' scans"].page.endswith("scaling")
 
 
 def test_parameters_page_formulas_match_measured_counts_and_folds_are_exact():
