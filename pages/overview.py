@@ -59,32 +59,29 @@ def glance(names: list[str], on: tuple[str, ...]) -> str:
 
 BEST = {"lr": ui.BEST}  # every answer at each parameterization's own best learning rate
 scan = "pages/scaling.py"
+SCANS = {"axis": "d_model" if "d_model" in axes else (axes or [""])[0]}  # the tied variants' link opens this axis
+# (question, names, lead, page, link text, its params, the axes of its one-line answer, a second link or None)
 QUESTIONS = [
     ("000/003 · a second per-head projection after a shared one?", ["stacked"],
-     "Folds exactly into standard", "pages/parameters.py", "the fold", {}, ()),
+     "Folds exactly into standard", "pages/parameters.py", "the fold", {}, (), None),
     ("001 · one D×D W_QK per head?", ["bilinear"], "", scan if "d_head" in axes else
      "pages/loss_curves.py", "d_head scan" if "d_head" in axes else "bilinear vs standard",
-     {"axis": "d_head"} if "d_head" in axes else {"attn": "standard,bilinear"}, ("d_head",)),
+     {"axis": "d_head"} if "d_head" in axes else {"attn": "standard,bilinear"}, ("d_head",), None),
     ("002 · one W = W_Q = W_K (= W_V)?", ["tied_qk", "tied_qkv"], "", "pages/similarity.py",
-     "learned-matrix similarity", {"attn": "standard,tied_qk,tied_qkv", "sim_metric": "cos_QK"}, ("d_model",)),
+     "learned-matrix similarity", {"attn": "standard,tied_qk,tied_qkv", "sim_metric": "cos_QK"}, ("d_model",),
+     (scan, "tied variants' scans", {"attn": "standard,tied_qk,tied_qkv", **SCANS}) if axes else None),
     ("004 · heads over Q = K = V = X?", ["identity"], "", scan if "n_heads" in axes else
      "pages/loss_curves.py", "n_heads scan" if "n_heads" in axes else "identity vs standard",
      {"axis": "n_heads"} if "n_heads" in axes else {"attn": "standard,identity", "metric": "test_acc"},
-     ("n_heads", "n_heads_induction")),
+     ("n_heads", "n_heads_induction"), None),
 ]  # fmt: skip
-# 002 asks about the tied variants wherever capacity is scarce: its full answer reads every axis scanned, and a
-# second link opens the scans with just them beside standard
-EVERY_AXIS = {"002": (scan, "tied variants' scans", {"attn": "standard,tied_qk,tied_qkv",
-                                                     "axis": "d_model" if "d_model" in axes else (axes or [""])[0]})}
-for question, names, lead, page, what, params, on in QUESTIONS:
+for question, names, lead, page, what, params, on, also in QUESTIONS:
     cols = st.columns([7, 2], vertical_alignment="center")
-    every = EVERY_AXIS.get(question[:3]) if axes else None
     answer = (lead + ". " if lead else "") + (verdicts(names) or NO_ANSWER)
-    answer += scan_line(tuple(axes) if every else on, ["standard", *names])
+    answer += scan_line(tuple(axes), ["standard", *names])  # the full answer: every axis scanned
     cols[0].markdown(f"**{question}** " + (lead + "; " if lead else "") + glance(names, on), help=answer)
-    cols[1].page_link(page, label=f"→ {what}", query_params={**BEST, **params})
-    if every:
-        cols[1].page_link(every[0], label=f"→ {every[1]}", query_params={**BEST, **every[2]})
+    for link_page, link_text, link_params in [(page, what, params), *([also] if also else [])]:
+        cols[1].page_link(link_page, label=f"→ {link_text}", query_params={**BEST, **link_params})
 
 if not cmp.empty:
     tasks_shown = [t for t in ui.selection()["tasks"] if t in set(cmp.task)]

@@ -34,7 +34,14 @@ st.caption(
 )
 
 bench = ui.named("bench")
-sw = bench[bench.kind == "sweep"] if "kind" in bench else bench.iloc[0:0]
+
+
+def of_kind(kind: str):
+    """The bench rows of one kind (a sweep's record, the store, BLAS, the training engines); empty if none."""
+    return bench[bench.kind == kind] if "kind" in bench else bench.iloc[0:0]
+
+
+sw = of_kind("sweep")
 if not sw.empty:
     st.subheader("The sweeps that made these runs")
     sw = sw.assign(seconds_at_peak=sw.gflop / sw.peak_gflops)  # every FLOP at the measured peak: a floor
@@ -105,7 +112,7 @@ st.header("Engineering: how fast the lab itself is")
 st.caption("Not results about attention: the store, the app and the training engine, measured by `python -m core "
            "bench` (docs/benchmarks.md).")  # fmt: skip
 st.subheader("The store at scale")
-sb = bench[bench.kind == "store"] if "kind" in bench else bench.iloc[0:0]
+sb = of_kind("store")
 if sb.empty:
     st.info("No store figures here (`python -m core bench` without `--skip-store` makes them).")
 else:
@@ -119,7 +126,7 @@ else:
     )
 
 st.subheader("numpy's BLAS threads on a busy machine")
-bb = bench[bench.kind == "blas"] if "kind" in bench else bench.iloc[0:0]
+bb = of_kind("blas")
 if bb.empty:
     st.info("No BLAS figures here (`python -m core bench` without `--skip-blas` makes them).")
 else:
@@ -135,7 +142,7 @@ else:
     )
 
 st.subheader("The training engine against a plain loop")
-tr = bench[bench.kind == "training"] if "kind" in bench else bench.iloc[0:0]
+tr = of_kind("training")
 if tr.empty:
     st.info("No training benchmark in this store (`python -m core bench` without `--skip-training` makes one).")
 else:

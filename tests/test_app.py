@@ -239,8 +239,8 @@ for page in {pages!r}:
     assert not at.exception, (page, [e.value for e in at.exception])
     assert "torch" not in sys.modules, page
 print("torch-free:", len({pages!r}))
-import threadpoolctl
-print("blas threads:", max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"))
+from core.analysis.blas import blas_threads
+print("blas threads:", blas_threads())
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]

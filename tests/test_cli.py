@@ -290,9 +290,9 @@ def test_the_cli_runs_numpys_blas_on_one_thread_and_leaves_torchs_threads():
     it has one (its many small SVDs stall for seconds when those threads spin against another process's); torch's
     own threads, which the sweeps train on, are unchanged."""
     code = """
-import threadpoolctl, torch
+import torch
+from core.analysis.blas import blas_threads as blas
 from core.cli import main
-blas = lambda: max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas")
 before, torch_threads = blas(), torch.get_num_threads()
 try:
     main(["--help"])

@@ -19,3 +19,8 @@ def one_blas_thread() -> None:
     if not _limited:
         threadpoolctl.threadpool_limits(1, user_api="blas")
         _limited = True
+
+
+def blas_threads() -> int:
+    """The threads numpy's BLAS runs on now, in this process."""
+    return max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas")

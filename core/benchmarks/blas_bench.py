@@ -2,9 +2,9 @@
 
 The analyses (core.analysis.similarity) take SVDs of each layer's (H, D, D) matrices. On an idle machine
 OpenBLAS's threads gain nothing at these sizes (alone, two threads ran 1.5-1.7x slower than one here); with
-every core busy (here: as many processes as cores, each
-taking the same SVDs at once, as `baselines` beside a sweep or two servers' visitors do; or anything else
-running on the machine) its threads spin against the other work. This is why the CLI and the app's server run
+every core busy (here: as many processes as cores, each taking the same SVDs at once, as `baselines` beside a
+sweep or two servers' visitors do; or anything else running on the machine) its threads spin against the
+other work. This is why the CLI and the app's server run
 numpy's BLAS on one thread (core.analysis.blas).
 """
 
@@ -20,10 +20,9 @@ SHAPES = [(4, 64, 64), (4, 128, 128)]  # (H, D, D): a layer's W_QK at d_model 64
 
 def _default_threads(out) -> None:
     """numpy's BLAS threads in a fresh process (OpenBLAS: one per core unless OPENBLAS_NUM_THREADS says)."""
-    import numpy  # noqa: F401 - loads the BLAS threadpoolctl reports
-    import threadpoolctl
+    from ..analysis.blas import blas_threads
 
-    out.put(max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"))
+    out.put(blas_threads())
 
 
 def _svd_ms(shape: tuple, threads: int, rounds: int, start, out) -> None:
