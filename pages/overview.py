@@ -16,14 +16,12 @@ st.caption(
 )
 
 runs = ui.selected_runs()
-everything = ui.scan_runs()
-axes = scaling.axes_present(everything)
 single_lr = runs.empty or runs.groupby(["task", "attention"]).lr.nunique().max() <= 1
 cmp = ui.comparisons(runs, best=ui.selection().get("lr", ui.BEST) == ui.BEST) if single_lr else pd.DataFrame()
-tables = {a: ui.scaling_outcomes(everything, a) for a in axes}
-order_all = [n for n in ORDER if n in set(everything.get("attention", []))]
-ref_first = ["standard", *[n for n in order_all if n != "standard"]]
-thresholds = {a: scaling.thresholds(t, ref_first) for a, t in tables.items()}
+tables = ui.scan_tables()  # every scan axis, cached per store and sidebar: no visitor recomputes them
+axes = list(tables)
+order_all = [n for n in ORDER if n in {a for t in tables.values() for a in t.attention}]
+thresholds = ui.scan_thresholds(["standard", *[n for n in order_all if n != "standard"]])
 
 
 NO_ANSWER = "select standard and these parameterizations in the sidebar"
@@ -46,14 +44,16 @@ def verdicts(names: list[str], short: bool = False) -> str:
     return " · ".join(out)
 
 
-def scan_line(on: tuple[str, ...], names: list[str]) -> str:
-    lines = [s for axis in on if axis in tables for s in scaling.sentences(tables[axis], axis, names)]
+def scan_line(names: list[str]) -> str:
+    """The full answer's scan sentences: every axis scanned, each parameterization that differs from standard."""
+    lines = [s for sentences, _ in ui.scan_words(names).values() for s in sentences]
     return (" " + " ".join(x.replace("**", "`", 2) for x in lines)) if lines else ""
 
 
 def glance(names: list[str], on: tuple[str, ...]) -> str:
     """The answer in one line: the scans' thresholds where the question has them, else the task verdicts."""
-    lines = [b for axis in on if axis in tables and (b := scaling.brief(tables[axis], axis, names))]
+    words = ui.scan_words(names)
+    lines = [words[axis][1] for axis in on if axis in words and words[axis][1]]
     return "; ".join(lines) or verdicts(names, short=True) or NO_ANSWER
 
 
@@ -78,7 +78,7 @@ QUESTIONS = [
 for question, names, lead, page, what, params, on, also in QUESTIONS:
     cols = st.columns([7, 2], vertical_alignment="center")
     answer = (lead + ". " if lead else "") + (verdicts(names) or NO_ANSWER)
-    answer += scan_line(tuple(axes), ["standard", *names])  # the full answer: every axis scanned
+    answer += scan_line(names)  # the full answer: every axis scanned
     cols[0].markdown(f"**{question}** " + (lead + "; " if lead else "") + glance(names, on), help=answer)
     for link_page, link_text, link_params in [(page, what, params), *([also] if also else [])]:
         cols[1].page_link(link_page, label=f"→ {link_text}", query_params={**BEST, **link_params})

@@ -17,8 +17,8 @@ st.markdown(
     "axis) and keeps the rest; every parameterization is read at its own best lr (on validation) at each setting, "
     "on the test set."
 )
-runs = ui.scan_runs()
-present = scaling.axes_present(runs)
+tables = ui.scan_tables()  # per axis the runs span, cached per store and sidebar
+present = list(tables)
 if not present:
     st.info(
         "This store holds no scaling scan (no axis with two or more settings). One axis point, around the "
@@ -31,15 +31,17 @@ axis = urls.url_widget(
     format_func=lambda a: f"{scaling.AXES[a].title}: {scaling.AXES[a].label} ({scaling.AXES[a].question})",
 )  # fmt: skip
 spec = scaling.AXES[axis]
-table = ui.scaling_outcomes(runs, axis)
+table = tables[axis]
 order = [n for n in ORDER if n in set(table.attention)]
 c = st.columns(2)
 show_seeds = urls.url_widget(c[0].toggle, "each seed as a dot", "sc_seeds", False)
 labels = {"share": "solved share", "test_acc": "mean test accuracy"}
 metric = urls.url_widget(c[1].radio, "outcome", "sc_y", "share", options=list(labels), horizontal=True,
                        format_func=labels.get)  # fmt: skip
-best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(runs, axis)))
-seeds = best[best.status == "ok"][["attention", "x", "seed", "test_acc"]] if show_seeds else None
+seeds = None
+if show_seeds:  # the runs themselves only on demand
+    best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(ui.scan_runs(), axis)))
+    seeds = best[best.status == "ok"][["attention", "x", "seed", "test_acc"]]
 st.subheader(f"Outcome against {spec.title}")
 ui.chart(outcome_vs_axis(table, "x", spec.label, metric, seeds), table, f"scaling-{axis}")
 st.caption(

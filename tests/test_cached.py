@@ -42,7 +42,7 @@ def _loaders():
 
 def test_every_store_loader_is_bounded():
     names = {"runs", "metrics", "analysed_run", "named", "table", "qk_match", "patterns", "weights_problems",
-             "unreadable"}
+             "unreadable", "selected", "scanned", "scan_tables", "scan_thresholds", "scan_words"}
     assert names <= set(_loaders())
     assert all(f._info.max_entries for f in _loaders().values())
 
@@ -169,3 +169,46 @@ def test_statistics_are_computed_once_per_distinct_runs_table(monkeypatch):
     assert calls == [2, 2, 2]
     assert cached.comparisons._info.max_entries
     cached.comparisons.clear()
+
+
+def test_a_selection_key_is_order_free_and_hashable():
+    from core.dashboard import selection
+
+    a = selection.key({"tasks": ["sort", "induction"], "attentions": ["standard"], "size": None})
+    b = selection.key({"size": None, "attentions": ["standard"], "tasks": ["sort", "induction"]})
+    assert a == b and hash(a) == hash(b)
+    assert a != selection.key({"tasks": ["induction", "sort"], "attentions": ["standard"], "size": None})  # order
+    assert selection.scan_key({"tasks": ["sort"], "attentions": ["standard"], "lr": "all"}) == selection.scan_key(
+        {"tasks": ["induction"], "attentions": ["standard"], "lr": "all"})  # the scans ignore the task choice
+
+
+def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
+    """Cross-check: the cached views keyed by (store, fingerprint, selection) against the plain functions."""
+    from core.analysis import scaling
+    from core.dashboard import selection
+    from core.results import store as st_store
+    from core.results.stores import BUNDLED
+
+    store, fp = str(BUNDLED), cached.fingerprint(BUNDLED)
+    runs = st_store.load_runs(store)
+    sel = {"store": store, "tasks": ["associative_recall", "sort"], "attentions": ["standard", "tied_qk", "mqa"],
+           "size": None, "steps": selection.LONGEST, "precision": "fp32", "lr": selection.BEST}
+    got = cached.selected(store, fp, selection.key(sel), False, None)
+    assert set(got.task) == {"associative_recall", "sort"} and set(got.attention) == {"standard", "tied_qk", "mqa"}
+    assert (got.groupby(["task", "attention", "n_heads", "d_model", "d_head", "length"]).lr.nunique() == 1).all()
+    assert list(dict.fromkeys(got.task)) == ["associative_recall", "sort"]  # the sidebar's task order
+    every = cached.selected(store, fp, selection.key(sel), False, selection.ALL)
+    assert every.lr.nunique() > 1 and set(got.run_id) < set(every.run_id)
+
+    tables = cached.scan_tables(store, fp, selection.scan_key(sel))
+    scanned = selection.scanned(runs, sel)
+    assert list(tables) == scaling.axes_present(scanned) and "d_head" in tables
+    pd_eq = [tables[a].equals(scaling.outcomes(scanned, a)) for a in tables]
+    assert all(pd_eq), pd_eq
+    words = cached.scan_words(store, fp, selection.scan_key(sel), ("tied_qk",))
+    for a, (sentences, brief) in words.items():
+        assert sentences == scaling.sentences(tables[a], a, ["standard", "tied_qk"])
+        assert brief == scaling.brief(tables[a], a, ["tied_qk"])
+    assert any(words[a][0] for a in words), "tied_qk differs from standard on some axis"
+    th = cached.scan_thresholds(store, fp, selection.scan_key(sel), ("standard", "tied_qk", "mqa"))
+    assert all(t.equals(scaling.thresholds(tables[a], ["standard", "tied_qk", "mqa"])) for a, t in th.items())

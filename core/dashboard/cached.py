@@ -15,6 +15,7 @@ from ..analysis import findings, scaling, similarity
 from ..results import index, weights
 from ..results import store as st_store
 from ..results.stores import BUNDLED
+from . import selection
 
 _SETTLE_NS = 1_000_000_000  # far longer than a filesystem timestamp's tick
 # Each loader keeps at most this many entries: every write gives a store a new key, so a server beside a
@@ -191,6 +192,33 @@ def comparisons(runs: pd.DataFrame, best: bool) -> pd.DataFrame:
     return findings.compare_to(runs, best=best)
 
 
-@st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)  # a table per scan axis
-def scaling_outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
-    return scaling.outcomes(runs, axis)
+# The sidebar's selection applied to a store, keyed by (store, fingerprint, selection.key): the runs table is
+# neither filtered again nor hashed (tens of ms each at 3,580 runs) to find a result another visitor computed.
+@st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)
+def selected(store: str, fp: tuple, sel: tuple, finished: bool, lr: str | None) -> pd.DataFrame:
+    return selection.selected(runs(store, fp), dict(sel), finished, lr)
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def scanned(store: str, fp: tuple, sel: tuple) -> pd.DataFrame:
+    return selection.scanned(runs(store, fp), dict(sel))
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def scan_tables(store: str, fp: tuple, sel: tuple) -> dict[str, pd.DataFrame]:
+    """scaling.outcomes on every axis the scanned runs span (scaling.axes_present), in AXES order."""
+    df = scanned(store, fp, sel)
+    return {a: scaling.outcomes(df, a) for a in scaling.axes_present(df)}
+
+
+@st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)
+def scan_thresholds(store: str, fp: tuple, sel: tuple, order: tuple) -> dict[str, pd.DataFrame]:
+    """scaling.thresholds per axis of scan_tables, in `order` (its first: the reference)."""
+    return {a: scaling.thresholds(t, list(order)) for a, t in scan_tables(store, fp, sel).items()}
+
+
+@st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)
+def scan_words(store: str, fp: tuple, sel: tuple, names: tuple) -> dict[str, tuple[list[str], str]]:
+    """Per axis of scan_tables: scaling.sentences of standard and `names`, and scaling.brief of `names`."""
+    return {a: (scaling.sentences(t, a, ["standard", *names]), scaling.brief(t, a, list(names)))
+            for a, t in scan_tables(store, fp, sel).items()}  # fmt: skip

@@ -13,11 +13,9 @@ import streamlit as st
 from ..analysis import findings
 from ..results.provenance import BUNDLED_SWEEP
 from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT  # noqa: F401 - the pages' names for them
-from . import cached, catalog, plots
-
-BEST = "best (chosen on validation)"
-LONGEST = "longest per task"
-ALL = "all"
+from . import cached, plots
+from . import selection as _selection
+from .selection import ALL, BEST, LONGEST, size_labels  # noqa: F401 - the pages' and app.py's names for them
 
 
 def release_freed_memory() -> None:
@@ -105,11 +103,6 @@ def comparisons(runs: pd.DataFrame, best: bool = True) -> pd.DataFrame:
     return cached.comparisons(runs, best)
 
 
-def scaling_outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
-    """scaling.outcomes of these runs on one axis, shared by every session showing the same runs."""
-    return cached.scaling_outcomes(runs, axis)
-
-
 def head_metrics(run_ids) -> pd.DataFrame:
     """Similarity metrics (run_id, layer, head, metric, value) of these runs' final weights."""
     store, fp = _here()
@@ -142,45 +135,34 @@ def selection() -> dict:
 
 def selected_runs(finished: bool = False, lr: str | None = None) -> pd.DataFrame:
     """Runs of the sidebar's store, tasks, parameterizations, model size, training length and learning rate
-    (finished: status ok only). Training length: LONGEST keeps each task at the most steps it was trained
-    (findings.at_longest), a number keeps that length. The lr choice (`lr` overrides the sidebar's): BEST
-    keeps each cell's best lr by validation loss (core.analysis.findings.best_lr), ALL keeps every lr, a number keeps
-    that lr."""
-    sel = selection()
-    df = _chosen(runs(sel["store"]), sel)
-    if df.empty:
-        return df
-    df = df[df.task.isin(sel["tasks"])]
-    if sel["size"]:
-        df = df[size_labels(df) == sel["size"]]
-    steps = sel.get("steps", LONGEST)
-    df = findings.at_longest(df) if steps == LONGEST else df[df.steps.astype(str) == str(steps)]
-    choice = lr or sel.get("lr", BEST)
-    if choice == BEST:
-        df = findings.at_best_lr(df)
-    elif choice != ALL:
-        df = df[df.lr.map(lambda v: f"{v:g}") == choice]
-    if finished:
-        df = df[df.status == "ok"]
-    order = {t: i for i, t in enumerate(sel["tasks"])}  # so every page's small multiples follow the sidebar
-    return df.sort_values("task", key=lambda t: t.map(order), kind="stable")
+    (finished: status ok only; `lr` overrides the sidebar's): core.dashboard.selection.selected, cached."""
+    store, fp = _here()
+    return cached.selected(store, fp, _selection.key(selection()), finished, lr)
 
 
 def scan_runs() -> pd.DataFrame:
     """The store's runs of the sidebar's parameterizations and precision, every model and task size (the
     Scaling page's axes span them); a fixed lr in the sidebar keeps that lr, else each cell picks its best."""
-    sel = selection()
-    df = _chosen(runs(sel["store"]), sel)
-    choice = sel.get("lr", BEST)
-    return df if df.empty or choice in (BEST, ALL) else df[df.lr.map(lambda v: f"{v:g}") == choice]
+    store, fp = _here()
+    return cached.scanned(store, fp, _selection.scan_key(selection()))
 
 
-def _chosen(df: pd.DataFrame, sel: dict) -> pd.DataFrame:
-    """The sidebar's parameterizations and precision: what every view filters by."""
-    if df.empty:
-        return df
-    df = df[df.attention.isin(sel["attentions"])]
-    return df[df.precision == sel["precision"]] if sel.get("precision") and "precision" in df else df
+def scan_tables() -> dict[str, pd.DataFrame]:
+    """scaling.outcomes of scan_runs() on every axis they span (scaling.axes_present, in its order)."""
+    store, fp = _here()
+    return cached.scan_tables(store, fp, _selection.scan_key(selection()))
+
+
+def scan_thresholds(order: list[str]) -> dict[str, pd.DataFrame]:
+    """scaling.thresholds of each of scan_tables(), in `order` (its first: the reference)."""
+    store, fp = _here()
+    return cached.scan_thresholds(store, fp, _selection.scan_key(selection()), tuple(order))
+
+
+def scan_words(names: list[str]) -> dict[str, tuple[list[str], str]]:
+    """Per axis of scan_tables(): scaling.sentences of standard and `names`, and scaling.brief of `names`."""
+    store, fp = _here()
+    return cached.scan_words(store, fp, _selection.scan_key(selection()), tuple(names))
 
 
 def with_weights(runs: pd.DataFrame) -> pd.DataFrame:
@@ -213,20 +195,6 @@ def one_lr(runs: pd.DataFrame) -> pd.DataFrame:
     st.info("This page shows one learning rate per parameterization: each at its best (chosen on validation). "
             "Every lr is on the **Learning rate** page.")  # fmt: skip
     return findings.at_best_lr(runs)
-
-
-def size_labels(runs: pd.DataFrame) -> pd.Series:
-    """Each run's model size as the sidebar names it, e.g. "2L d_model=64 H=4" (", attention-only" without MLPs);
-    column-wise, so a 10,000-run store labels in milliseconds."""
-    mlp = runs.mlp.map({True: "", False: ", attention-only"})
-    label = runs.n_layers.astype(str) + "L d_model=" + runs.d_model.astype(str) + " H=" + runs.n_heads.astype(str)
-    if "d_head" in runs:  # a d_head other than d_model / n_heads (the scaling scans) is part of the size
-        own = runs.d_head != runs.d_model // runs.n_heads
-        label = label.where(~own, label + " d_head=" + runs.d_head.astype(str))
-    if "length" in runs:  # a task size other than the task's own default
-        other = runs.length != runs.task.map(catalog.TASK_LENGTHS)
-        label = label.where(~other, label + " task length=" + runs.length.astype(str))
-    return label + mlp
 
 
 # ---- output helpers ----------------------------------------------------------------------------
