@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.analysis import findings, scaling
 from core.dashboard import catalog, plots, ui, urls
-from core.dashboard.plots import ORDER
+from core.dashboard.plots import ORDER, matrix
 
 ui.require_router()
 st.title("Why these attention projections?")
@@ -106,16 +106,19 @@ if not cmp.empty:
     cells = pd.DataFrame(cells)
     rows = [n for n in ORDER if n in set(cells.attention)]
     columns = tasks_shown + [f"scan: {scaling.AXES[a].title}" for a in axes]
-    event = ui.chart(plots.verdict_matrix(cells, rows, columns), cells, "verdict-matrix", clickable=True)
-    for point in event.selection.points[:1]:  # a click on a cell opens its evidence
-        titles = {scaling.AXES[a].title: a for a in axes}
-        page, params = urls.evidence(point["y"], point["x"], titles, ui.BEST)
-        st.switch_page(page, query_params=params)
+    titles = {scaling.AXES[a].title: a for a in axes}
+    links = {(r, c): urls.href(*urls.evidence(r, c, titles, ui.BEST)) for r in rows for c in columns}
+    st.html(matrix.verdict_html(cells, rows, columns, links))  # HTML: drawn with the page, before plotly.js loads
+    c = st.columns([1, 1, 6])
+    with c[0]:
+        ui.download(cells, "verdict-matrix")
+    c[1].download_button("Download SVG", matrix.verdict_svg(cells, rows, columns), file_name="verdict-matrix.svg",
+                         mime="image/svg+xml", key="svg-verdict-matrix", on_click="ignore")  # for slides
     st.caption("Each parameterization against standard at its own best lr: the ratio of test losses (×) or, where "
                "a side has unsolved seeds, its solved count; scan columns: the hardest setting at which it "
                f"solves ≥ {findings.ROBUST:.0%} of seeds (≥: d_head or d_model at least that; ≤: n_heads or "
                "key-value pairs at most that; *: an easier setting it does not solve, named on hover). "
-               "Hover for the numbers, click a cell for its evidence (Loss curves of the pair on that task, or the "
+               "Hover a cell for its numbers, click it for its evidence (Loss curves of the pair on that task, or the "
                "Scaling page on that axis); the Findings below give the intervals.")  # fmt: skip
 
 with st.expander("The tasks (synthetic; two fixed held-out sets of 256 examples: validation and test)"):

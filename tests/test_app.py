@@ -108,6 +108,28 @@ def test_overview_answers_each_seed_question_in_one_line_with_the_full_answer_on
     assert links["→ tied variants' scans"].page.endswith("scaling")
 
 
+def test_overview_verdict_matrix_links_each_cell_to_its_evidence_with_the_sidebars_store():
+    """The matrix is HTML (drawn before plotly.js loads): every compared cell links to urls.evidence's page and
+    params over the sidebar's URL state, hover text in its title; an SVG of it and a CSV of its cells download."""
+    from html import unescape
+    from urllib.parse import parse_qs, urlsplit
+
+    at = open_page("overview")
+    body = at.get("html")[0].proto.body
+    hrefs = [unescape(h) for h in re.findall(r'href="([^"]*)"', body)]
+    titles = re.findall(r'<td title="([^"]*)"', body)
+    assert len(hrefs) == len([t for t in titles if t != "not compared"]) >= 7 * 5
+    first = urlsplit(hrefs[0])
+    q = {k: v[0] for k, v in parse_qs(first.query).items()}
+    assert first.path == "loss_curves" and q["attn"] == "standard,stacked" and q["tasks"] == "associative_recall"
+    assert q["store"] == "data" and q["lr"].startswith("best") and q["precision"] == "fp32"  # the sidebar's state
+    scans = [urlsplit(h) for h in hrefs if h.startswith("scaling?")]
+    assert scans and {parse_qs(u.query)["axis"][0] for u in scans} >= {"d_head", "d_model", "n_heads"}
+    assert "stacked vs standard on associative_recall" in unescape(titles[0])
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels[:2] == ["Download CSV", "Download SVG"]
+
+
 def test_parameters_page_formulas_match_measured_counts_and_folds_are_exact():
     at = open_page("parameters")
     table = at.dataframe[0].value

@@ -1,6 +1,11 @@
 """URL-synced widgets: every control's value lives in the page's query string, so a pasted link restores it."""
 
+from pathlib import Path
+from urllib.parse import urlencode
+
 import streamlit as st
+
+SIDEBAR_KEYS = ("store", "tasks", "attn", "size", "steps", "precision", "lr")  # app.py's sidebar widgets
 
 
 def _parse(raw: str, default, options=None, multi=False, low=None, high=None):
@@ -67,3 +72,10 @@ def evidence(attention: str, column: str, axes: dict[str, str], best: str) -> tu
     if column.startswith("scan: "):
         return "pages/scaling.py", {**pair, "axis": axes[column.removeprefix("scan: ")]}
     return "pages/loss_curves.py", {**pair, "tasks": column}
+
+
+def href(page: str, params: dict[str, str]) -> str:
+    """A plain link to a page (a full load: a new session) with the sidebar's current URL state and `params` over
+    it; relative, so it holds under any base path the server is given."""
+    keep = {k: st.query_params[k] for k in SIDEBAR_KEYS if k in st.query_params}
+    return f"{Path(page).stem}?{urlencode({**keep, **params})}"

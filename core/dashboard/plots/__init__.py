@@ -252,4 +252,4 @@ def spectra(df: pd.DataFrame, facet: str = "matrix") -> go.Figure:
     return lines_by_attention(df, "index", "value", facet=facet, log_y=True)
 
 
-from .outcomes import lr_sweep, strip, update_sizes, verdict_matrix, with_levels  # noqa: E402,F401 - outcome and lr figures
+from .outcomes import lr_sweep, strip, update_sizes, with_levels  # noqa: E402,F401 - outcome and lr figures
