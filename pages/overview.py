@@ -107,7 +107,8 @@ if not cmp.empty:
     rows = [n for n in ORDER if n in set(cells.attention)]
     columns = tasks_shown + [f"scan: {scaling.AXES[a].title}" for a in axes]
     titles = {scaling.AXES[a].title: a for a in axes}
-    links = {(r, c): urls.href(*urls.evidence(r, c, titles, ui.BEST)) for r in rows for c in columns}
+    keep = urls.sidebar_state()
+    links = {(r, c): urls.href(*urls.evidence(r, c, titles, ui.BEST), keep) for r in rows for c in columns}
     st.html(matrix.verdict_html(cells, rows, columns, links))  # HTML: drawn with the page, before plotly.js loads
     c = st.columns([1, 1, 6])
     with c[0]:

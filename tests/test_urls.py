@@ -41,3 +41,14 @@ def test_a_verdict_cell_opens_its_evidence_with_standard_beside_it():
     assert page == "pages/scaling.py" and params == {"attn": "standard,tied_qk", "lr": "best",
                                                       "axis": "n_heads_induction"}  # fmt: skip
     assert urls.evidence("standard", "sort", {}, "best")[1]["attn"] == "standard"  # named once
+
+
+def test_a_plain_link_carries_the_sidebars_url_state_under_its_own_params():
+    from urllib.parse import parse_qs, urlsplit
+
+    from core.dashboard import urls
+
+    keep = {"store": "mine", "attn": "standard,mqa,gqa", "steps": "800"}
+    link = urlsplit(urls.href("pages/scaling.py", {"attn": "standard,mqa", "axis": "d_head"}, keep))
+    assert link.path == "scaling" and not link.netloc  # relative: any base path holds
+    assert parse_qs(link.query) == {"store": ["mine"], "attn": ["standard,mqa"], "steps": ["800"], "axis": ["d_head"]}

@@ -74,8 +74,12 @@ def evidence(attention: str, column: str, axes: dict[str, str], best: str) -> tu
     return "pages/loss_curves.py", {**pair, "tasks": column}
 
 
-def href(page: str, params: dict[str, str]) -> str:
-    """A plain link to a page (a full load: a new session) with the sidebar's current URL state and `params` over
-    it; relative, so it holds under any base path the server is given."""
-    keep = {k: st.query_params[k] for k in SIDEBAR_KEYS if k in st.query_params}
+def sidebar_state() -> dict[str, str]:
+    """The sidebar's widgets' values as the URL holds them (what a plain link must carry to keep them)."""
+    return {k: st.query_params[k] for k in SIDEBAR_KEYS if k in st.query_params}
+
+
+def href(page: str, params: dict[str, str], keep: dict[str, str]) -> str:
+    """A plain link to a page (a full load: a new session) with `keep` (sidebar_state()) and `params` over it;
+    relative, so it holds under any base path the server is given."""
     return f"{Path(page).stem}?{urlencode({**keep, **params})}"
