@@ -110,11 +110,12 @@ if not cmp.empty:
     keep = urls.sidebar_state()
     links = {(r, c): urls.href(*urls.evidence(r, c, titles, ui.BEST), keep) for r in rows for c in columns}
     st.html(matrix.verdict_html(cells, rows, columns, links))  # HTML: drawn with the page, before plotly.js loads
-    c = st.columns([1, 1, 6])
-    with c[0]:
+    with st.container(horizontal=True):  # each button as wide as its label
         ui.download(cells, "verdict-matrix")
-    c[1].download_button("Download SVG", matrix.verdict_svg(cells, rows, columns), file_name="verdict-matrix.svg",
-                         mime="image/svg+xml", key="svg-verdict-matrix", on_click="ignore")  # for slides
+        note = (f"×: test-loss ratio to standard (geometric means), each at its best lr; k/n: seeds solved; scan: "
+                f"the hardest setting at which ≥ {findings.ROBUST:.0%} of seeds solve (*: an easier one missed)")
+        st.download_button("Download SVG", matrix.verdict_svg(cells, rows, columns, note), on_click="ignore",
+                           file_name="verdict-matrix.svg", mime="image/svg+xml", key="svg-verdict-matrix")  # slides
     st.caption("Each parameterization against standard at its own best lr: the ratio of test losses (×) or, where "
                "a side has unsolved seeds, its solved count; scan columns: the hardest setting at which it "
                f"solves ≥ {findings.ROBUST:.0%} of seeds (≥: d_head or d_model at least that; ≤: n_heads or "

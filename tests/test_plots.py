@@ -58,14 +58,14 @@ def test_the_verdict_svg_is_well_formed_and_draws_the_same_cells():
     from core.dashboard.plots import matrix
 
     cells, rows, cols = _verdict_cells()
-    svg = ET.fromstring(matrix.verdict_svg(cells, rows, cols))
+    svg = ET.fromstring(matrix.verdict_svg(cells, rows, cols, note="×: a loss ratio"))
     ns = "{http://www.w3.org/2000/svg}"
     fills = [r.get("fill") for g in svg.iter(f"{ns}g") for r in g.iter(f"{ns}rect")]
     assert fills == [matrix.VERDICT_COLORS[v] for v in ("worse", "better", "equivalent")]
     titles = [t.text for t in svg.iter(f"{ns}title")]
     assert "not compared" in titles and "tied_qk on scan: d_head\np <1" in titles
     texts = {t.text for t in svg.iter(f"{ns}text")}
-    assert {"stacked", "tied_qk", "sort", "scan:", "d_head", "vs standard:"} <= texts
+    assert {"stacked", "tied_qk", "sort", "scan:", "d_head", "vs standard:", "×: a loss ratio"} <= texts
 
 
 def test_a_csv_download_is_written_on_click_from_the_data_as_shown():

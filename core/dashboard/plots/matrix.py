@@ -61,11 +61,13 @@ def verdict_html(cells: pd.DataFrame, rows: list[str], cols: list[str], links: d
             f'line-height:18px"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
-def verdict_svg(cells: pd.DataFrame, rows: list[str], cols: list[str]) -> str:
-    """The same grid as a standalone SVG (for slides): fills, texts, labels and the legend; hover as <title>."""
+def verdict_svg(cells: pd.DataFrame, rows: list[str], cols: list[str], note: str = "") -> str:
+    """The same grid as a standalone SVG (for slides): fills, texts, labels, the legend and `note` (what the
+    numbers are) under it; each cell's hover as its <title>."""
     cw, ch, left, line = 96, 26, 110, 14
     top = 8 + line * max(len(_label_lines(c)) for c in cols) if cols else 8
-    width, height = left + cw * len(cols) + 8, top + ch * len(rows) + 34
+    width = max(left + cw * len(cols) + 8, left + int(6 * len(note)))  # the note's 11 px glyphs, about 6 px each
+    height = top + ch * len(rows) + 34 + 18 * bool(note)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="Helvetica, Arial, sans-serif" font-size="12">',
            f'<rect width="{width}" height="{height}" fill="#ffffff"/>']  # fmt: skip
@@ -93,4 +95,6 @@ def verdict_svg(cells: pd.DataFrame, rows: list[str], cols: list[str]) -> str:
         out.append(f'<rect x="{x}" y="{y - 10}" width="11" height="11" fill="{colour}"/>'
                    f'<text x="{x + 15}" y="{y}">{verdict}</text>')  # fmt: skip
         x += 20 + 7 * len(verdict) + 14
+    if note:
+        out.append(f'<text x="{left - 6}" y="{y + 20}" font-size="11" fill="#555555">{escape(note)}</text>')
     return "\n".join(out + ["</svg>"])
