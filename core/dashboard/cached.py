@@ -194,7 +194,7 @@ def comparisons(runs: pd.DataFrame, best: bool) -> pd.DataFrame:
 
 # The sidebar's selection applied to a store, keyed by (store, fingerprint, selection.key): the runs table is
 # neither filtered again nor hashed (tens of ms each at 3,580 runs) to find a result another visitor computed.
-@st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)
+@st.cache_data(max_entries=2 * MAX_ENTRIES, show_spinner=False)  # under 1 MB each: a slice of the runs table
 def selected(store: str, fp: tuple, sel: tuple, finished: bool, lr: str | None) -> pd.DataFrame:
     return selection.selected(runs(store, fp), dict(sel), finished, lr)
 
