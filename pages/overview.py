@@ -202,13 +202,16 @@ st.caption(
     "candidate; for associative_recall also among the pairs not yet queried (the elimination plateau)."
 )
 
-st.subheader("Every seed's final test accuracy")
-dots = runs[runs.status == "ok"][["task", "attention", "seed", "lr", "test_acc"]]
-levels = {t: {k: v for k, v in chance.get(t, {}).items() if k != "uniform"} for t in dots.task.unique()}
-shown_tasks = [t for t in tasks if t in set(dots.task)]
-fig = plots.strip(dots, "test_acc", shown_tasks, levels, "final test accuracy")
-ui.chart(fig, dots, "seeds-test-acc")
-st.caption(
-    "One dot per seed: a bimodal outcome (some seeds solve, some do not) shows as two clusters that a mean ± std "
-    "hides. Lines: the chance levels of the table."
-)
+# Drawn when opened (its state in the URL): the Overview then loads no plotly.js, so a new visitor's first screen
+# is never held back by its 4.7 MB chunk; the first chart page they open loads it.
+seeds = st.expander("**Every seed's final test accuracy**: one dot per seed, drawn when opened", key="ov_seeds",
+                    on_change="rerun", bind="query-params")  # fmt: skip
+if seeds.open:
+    with seeds:
+        dots = runs[runs.status == "ok"][["task", "attention", "seed", "lr", "test_acc"]]
+        levels = {t: {k: v for k, v in chance.get(t, {}).items() if k != "uniform"} for t in dots.task.unique()}
+        shown_tasks = [t for t in tasks if t in set(dots.task)]
+        fig = plots.strip(dots, "test_acc", shown_tasks, levels, "final test accuracy")
+        ui.chart(fig, dots, "seeds-test-acc")
+        st.caption("One dot per seed: a bimodal outcome (some seeds solve, some do not) shows as two clusters that "
+                   "a mean ± std hides. Lines: the chance levels of the table.")  # fmt: skip

@@ -130,6 +130,17 @@ def test_overview_verdict_matrix_links_each_cell_to_its_evidence_with_the_sideba
     assert labels[:2] == ["Download CSV", "Download SVG"]
 
 
+def test_overview_draws_its_seeds_strip_only_when_opened_and_a_link_can_open_it():
+    at = open_page("overview")
+    assert not at.get("plotly_chart")  # nothing for a new visitor's browser to load plotly.js for
+    at = open_page("overview", ov_seeds="true")
+    (fig,) = specs(at)
+    named = [t["name"] for t in fig["data"] if t.get("name") in COLORS]
+    assert set(named) == set(COLORS)  # every parameterization's dots ...
+    shown = [t["name"] for t in fig["data"] if t.get("name") in COLORS and t.get("showlegend", True)]
+    assert sorted(shown) == sorted(COLORS)  # ... named once in the legend
+
+
 def test_parameters_page_formulas_match_measured_counts_and_folds_are_exact():
     at = open_page("parameters")
     table = at.dataframe[0].value
