@@ -52,3 +52,15 @@ def test_a_plain_link_carries_the_sidebars_url_state_under_its_own_params():
     link = urlsplit(urls.href("pages/scaling.py", {"attn": "standard,mqa", "axis": "d_head"}, keep))
     assert link.path == "scaling" and not link.netloc  # relative: any base path holds
     assert parse_qs(link.query) == {"store": ["mine"], "attn": ["standard,mqa"], "steps": ["800"], "axis": ["d_head"]}
+
+
+def test_the_links_sidebar_keys_are_exactly_the_sidebars_url_widgets():
+    """urls.SIDEBAR_KEYS names app.py's sidebar widgets by hand: on the Overview, whose own widgets write nothing
+    to the URL by default, the URL holds exactly the sidebar's keys, so a new sidebar widget fails here until the
+    verdict matrix's links carry it too."""
+    from core.dashboard import urls
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.run()
+    assert not at.exception
+    assert set(at.query_params) == set(urls.SIDEBAR_KEYS)
