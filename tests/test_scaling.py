@@ -163,3 +163,26 @@ def test_the_scaling_page_draws_every_axis(axis, scan_store, monkeypatch):
     th = at.dataframe[0].value.set_index("attention")
     assert th.threshold["standard"] == SETTINGS[axis][1]
     assert np.isnan(th.threshold.get("identity", np.nan))
+
+
+@pytest.mark.parametrize("axis", list(scaling.AXES))
+def test_outcomes_per_cell_agree_with_the_scalar_statistics_on_the_bundled_scans(axis):
+    """outcomes aggregates all cells at once; each row must equal findings' one-cell functions applied to that
+    cell's runs at its best lr (real runs: unsolved seeds still improving, diverged ones, several lrs)."""
+    from core.analysis import findings
+    from core.results import store
+
+    runs = store.load_runs(ROOT / "data")
+    table = scaling.outcomes(runs, axis)
+    best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(runs, axis)))
+    assert len(table) == best.groupby(["attention", "x"]).ngroups > 0
+    for row in table.itertuples():
+        g = best[(best.attention == row.attention) & (best.x == row.x)]
+        ok = g[g.status == "ok"]
+        solved = int(((g.test_acc.fillna(0) >= findings.SOLVED) & (g.status == "ok")).sum())
+        assert (row.n, row.solved, row.lr, row.steps) == (len(g), solved, g.lr.iloc[0], g.steps.iloc[0])
+        assert (row.solved_lo, row.solved_hi) == pytest.approx(findings.wilson(solved, len(g)))
+        assert (row.improving, row.unsolved) == findings.improving_share(g)
+        assert row.test_acc == pytest.approx(ok.test_acc.mean(), nan_ok=True)
+        assert row.test_loss == pytest.approx(ok.test_loss.mean(), nan_ok=True)
+        assert row.params_attention == g.params_attention.iloc[0] / g.n_layers.iloc[0]

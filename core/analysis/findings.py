@@ -203,11 +203,16 @@ def lr_sensitivity(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def still_improving(runs: pd.DataFrame) -> pd.Series:
+    """Per run: was it still improving at its last evaluation (validation loss or accuracy still moving)?"""
+    none = pd.Series(0.0, index=runs.index)
+    return (runs.get("val_loss_drop", none) > IMPROVING) | (runs.get("val_acc_gain", none) > IMPROVING)
+
+
 def improving_share(runs: pd.DataFrame) -> tuple[int, int]:
     """(unsolved seeds still improving at the last evaluation, unsolved seeds) over these runs."""
     ok = runs[(runs.status == "ok") & (runs.test_acc < SOLVED)]
-    improving = (ok.get("val_loss_drop", 0) > IMPROVING) | (ok.get("val_acc_gain", 0) > IMPROVING)
-    return int(np.sum(improving)), len(ok)
+    return int(still_improving(ok).sum()), len(ok)
 
 
 def _ratio(c) -> str:

@@ -104,18 +104,25 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     if on.empty:
         return pd.DataFrame()
     best = findings.at_best_lr(findings.at_longest(on))
-    rows = []
-    for (name, x), g in best.groupby(["attention", "x"], sort=False):
-        ok = g[g.status == "ok"]
-        solved = int(((g.test_acc.fillna(0) >= findings.SOLVED) & (g.status == "ok")).sum())
-        lo, hi = findings.wilson(solved, len(g))
-        improving, unsolved = findings.improving_share(g)
-        rows.append({"axis": axis, "attention": name, "x": x, "n": len(g), "solved": solved, "solved_lo": lo,
-                     "solved_hi": hi, "share": solved / len(g), "test_acc": ok.test_acc.mean(),
-                     "test_loss": ok.test_loss.mean(), "lr": g.lr.iloc[0], "steps": int(g.steps.iloc[0]),
-                     "params_attention": g.params_attention.iloc[0] / g.n_layers.iloc[0],
-                     "params_total": g.params_total.iloc[0], "improving": improving, "unsolved": unsolved})  # fmt: skip
-    return pd.DataFrame(rows).sort_values(["attention", "x"], ignore_index=True)
+    ok = best.status == "ok"
+    unsolved = ok & (best.test_acc < findings.SOLVED)
+    still = findings.still_improving(best)
+    cells = best.assign(_solved=(best.test_acc.fillna(0) >= findings.SOLVED) & ok, _acc=best.test_acc.where(ok),
+                        _loss=best.test_loss.where(ok), _improving=unsolved & still, _unsolved=unsolved)  # fmt: skip
+    out = cells.groupby(["attention", "x"], sort=False).agg(
+        n=("seed", "size"), solved=("_solved", "sum"), test_acc=("_acc", "mean"), test_loss=("_loss", "mean"),
+        lr=("lr", "first"), steps=("steps", "first"), params_attention=("params_attention", "first"),
+        n_layers=("n_layers", "first"), params_total=("params_total", "first"), improving=("_improving", "sum"),
+        unsolved=("_unsolved", "sum"),
+    ).reset_index()  # fmt: skip
+    out["solved_lo"], out["solved_hi"] = zip(*(findings.wilson(k, n) for k, n in zip(out.solved, out.n)))
+    out = out.assign(axis=axis, share=out.solved / out.n, steps=out.steps.astype(int),
+                     params_attention=out.params_attention / out.n_layers)  # fmt: skip
+    columns = ["axis", "attention", "x", "n", "solved", "solved_lo", "solved_hi", "share", "test_acc", "test_loss",
+               "lr", "steps", "params_attention", "params_total", "improving", "unsolved"]  # fmt: skip
+    return out[columns].astype({"solved": int, "improving": int, "unsolved": int}).sort_values(
+        ["attention", "x"], ignore_index=True
+    )
 
 
 def solved_grid(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
