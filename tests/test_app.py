@@ -141,6 +141,20 @@ def test_overview_draws_its_seeds_strip_only_when_opened_and_a_link_can_open_it(
     assert sorted(shown) == sorted(COLORS)  # ... named once in the legend
 
 
+def test_pages_without_charts_warm_plotly_js_and_chart_pages_do_not():
+    """The Overview and Runs (nothing ticked) ask the browser for Streamlit's plotly chunk once idle, so the
+    chart page a visitor opens next finds it evaluated; a chart page loads it itself and gets no warm-up."""
+    from core.dashboard import preload
+
+    assert preload.CHUNK and (preload._JS / preload.CHUNK).is_file()  # the pinned Streamlit still names it so
+
+    def warms(at) -> bool:
+        return any(preload.CHUNK in h.proto.body and "import(" in h.proto.body for h in at.get("html"))
+
+    assert warms(open_page("overview")) and warms(open_page("runs"))
+    assert not warms(open_page("similarity")) and not warms(open_page("loss_curves"))
+
+
 def test_parameters_page_formulas_match_measured_counts_and_folds_are_exact():
     at = open_page("parameters")
     table = at.dataframe[0].value
