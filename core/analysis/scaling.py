@@ -149,18 +149,19 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     largest. `lapses`: easier values at which it then does not solve (k/n there), which at a few seeds per
     setting can be noise; they are stated beside the threshold, not hidden by it."""
     grows = _grows(table.axis.iloc[0]) if len(table) else True
+    groups = dict(list(table.groupby("attention", sort=False)))
     rows = []
-    for name in [n for n in order if n in set(table.attention)]:
-        g = table[table.attention == name].sort_values("x", ascending=grows)  # hardest first
-        ok = (g.share >= findings.ROBUST).to_numpy()
+    for name in [n for n in order if n in groups]:
+        g = groups[name]
+        hardest_first = np.argsort(g.x.to_numpy() if grows else -g.x.to_numpy(), kind="stable")
+        x, share, solved, n = (g[c].to_numpy()[hardest_first] for c in ("x", "share", "solved", "n"))
+        ok = share >= findings.ROBUST
         first = int(np.argmax(ok)) if ok.any() else None  # the hardest value it solves
-        after = g.iloc[first + 1:] if first is not None else g.iloc[0:0]
-        lapses = after[after.share < findings.ROBUST]
-        lapsed = ", ".join(f"{v.x:g} ({v.solved:.0f}/{v.n:.0f})" for v in lapses.itertuples())
-        rows.append({"attention": name, "threshold": g.x.iloc[first] if first is not None else np.nan,
-                     "n": int(g.n.iloc[first]) if first is not None else np.nan,
-                     "scanned": ", ".join(f"{v:g}" for v in sorted(g.x)),
-                     "lapses": lapsed})  # fmt: skip
+        missed = [i for i in range(first + 1, len(x)) if not ok[i]] if first is not None else []
+        rows.append({"attention": name, "threshold": x[first] if first is not None else np.nan,
+                     "n": int(n[first]) if first is not None else np.nan,
+                     "scanned": ", ".join(f"{v:g}" for v in sorted(x)),
+                     "lapses": ", ".join(f"{x[i]:g} ({solved[i]:.0f}/{n[i]:.0f})" for i in missed)})  # fmt: skip
     out = pd.DataFrame(rows)
     if not out.empty:
         ref = out.threshold.iloc[0]
