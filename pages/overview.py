@@ -17,7 +17,7 @@ st.caption(
 
 runs = ui.selected_runs()
 single_lr = runs.empty or runs.groupby(["task", "attention"]).lr.nunique().max() <= 1
-cmp = ui.comparisons(runs, best=ui.selection().get("lr", ui.BEST) == ui.BEST) if single_lr else pd.DataFrame()
+cmp = ui.comparisons(best=ui.selection().get("lr", ui.BEST) == ui.BEST) if single_lr else pd.DataFrame()
 tables = ui.scan_tables()  # every scan axis, cached per store and sidebar: no visitor recomputes them
 axes = list(tables)
 order_all = [n for n in ORDER if n in {a for t in tables.values() for a in t.attention}]

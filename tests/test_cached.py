@@ -155,18 +155,22 @@ def test_stored_solve_steps_stand_in_for_the_curves_and_a_run_missing_there_is_r
     cached.solve_steps.clear()
 
 
-def test_statistics_are_computed_once_per_distinct_runs_table(monkeypatch):
-    import pandas as pd
+def test_statistics_are_computed_once_per_store_state_and_selection(monkeypatch):
+    from core.dashboard import selection
+    from core.results.stores import BUNDLED
 
     calls = []
     monkeypatch.setattr(cached.findings, "compare_to", lambda runs, best: calls.append(len(runs)) or runs.head(0))
     cached.comparisons.clear()
-    a = pd.DataFrame({"run_id": ["r1", "r2"], "test_loss": [0.1, 0.2]})
-    cached.comparisons(a, True)
-    cached.comparisons(a.copy(), True)  # another session, the same view: read, not recomputed
-    cached.comparisons(a.assign(test_loss=[0.1, 0.3]), True)  # other runs: computed
-    cached.comparisons(a, False)
-    assert calls == [2, 2, 2]
+    store, fp = str(BUNDLED), cached.fingerprint(BUNDLED)
+    sel = {"store": store, "tasks": ["sort"], "attentions": ["standard", "mqa"], "size": None,
+           "steps": selection.LONGEST, "precision": "fp32", "lr": selection.BEST}  # fmt: skip
+    cached.comparisons(store, fp, selection.key(sel), True)
+    cached.comparisons(store, fp, selection.key(dict(sel)), True)  # another session, the same view: read
+    cached.comparisons(store, fp, selection.key({**sel, "attentions": ["standard"]}), True)  # other runs: computed
+    cached.comparisons(store, fp, selection.key(sel), False)
+    want = len(cached.selected(store, fp, selection.key(sel), False, None))
+    assert calls == [want, want // 2, want] and want > 0
     assert cached.comparisons._info.max_entries
     cached.comparisons.clear()
 
@@ -184,7 +188,9 @@ def test_a_selection_key_is_order_free_and_hashable():
 
 def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
     """Cross-check: the cached views keyed by (store, fingerprint, selection) against the plain functions."""
-    from core.analysis import scaling
+    import pandas as pd
+
+    from core.analysis import findings, scaling
     from core.dashboard import selection
     from core.results import store as st_store
     from core.results.stores import BUNDLED
@@ -197,6 +203,9 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
     assert set(got.task) == {"associative_recall", "sort"} and set(got.attention) == {"standard", "tied_qk", "mqa"}
     assert (got.groupby(["task", "attention", "n_heads", "d_model", "d_head", "length"]).lr.nunique() == 1).all()
     assert list(dict.fromkeys(got.task)) == ["associative_recall", "sort"]  # the sidebar's task order
+    cmp = cached.comparisons(store, fp, selection.key(sel), True)
+    pd.testing.assert_frame_equal(cmp, findings.compare_to(selection.selected(runs, sel, False, None), best=True))
+    assert set(cmp.attention) == {"tied_qk", "mqa"}
     every = cached.selected(store, fp, selection.key(sel), False, selection.ALL)
     assert every.lr.nunique() > 1 and set(got.run_id) < set(every.run_id)
 

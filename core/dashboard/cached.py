@@ -185,11 +185,12 @@ def random_baseline(store: str, d_model: int, d_head: int) -> pd.DataFrame:
     return similarity.random_baseline(d_model, d_head)
 
 
-# The statistics a page shows, per distinct runs table (hashed by content): every visitor after the first who opens
-# the same view (a review meeting's shared link) reads them instead of recomputing.
+# The statistics a page shows, per (store, fingerprint, selection): every visitor after the first who opens the
+# same view (a review meeting's shared link) reads them, without hashing the runs table to find them.
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
-def comparisons(runs: pd.DataFrame, best: bool) -> pd.DataFrame:
-    return findings.compare_to(runs, best=best)
+def comparisons(store: str, fp: tuple, sel: tuple, best: bool) -> pd.DataFrame:
+    """findings.compare_to on the sidebar's selection (`selected` with no lr override)."""
+    return findings.compare_to(selected(store, fp, sel, False, None), best=best)
 
 
 # The sidebar's selection applied to a store, keyed by (store, fingerprint, selection.key): the runs table is

@@ -98,9 +98,10 @@ def time_to_solve(run_ids) -> pd.Series:
     return cached.solve_steps(store, tuple(sorted(set(run_ids))), fp)
 
 
-def comparisons(runs: pd.DataFrame, best: bool = True) -> pd.DataFrame:
-    """findings.compare_to of these runs against standard, shared by every session showing the same runs."""
-    return cached.comparisons(runs, best)
+def comparisons(best: bool = True) -> pd.DataFrame:
+    """findings.compare_to of the sidebar's selected runs against standard, cached by store state and selection."""
+    store, fp = _here()
+    return cached.comparisons(store, fp, _selection.key(selection()), best)
 
 
 def head_metrics(run_ids) -> pd.DataFrame:
