@@ -26,7 +26,7 @@ PAGES = [
 
 
 def sidebar() -> dict:
-    with st.sidebar:
+    with st.sidebar, urls.recording():  # the keys its URL widgets use: the Overview's links carry them
         st.header("Runs")
         names = stores.available()
         asked = st.query_params.get("store")

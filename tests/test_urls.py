@@ -55,12 +55,29 @@ def test_a_plain_link_carries_the_sidebars_url_state_under_its_own_params():
 
 
 def test_the_links_sidebar_keys_are_exactly_the_sidebars_url_widgets():
-    """urls.SIDEBAR_KEYS names app.py's sidebar widgets by hand: on the Overview, whose own widgets write nothing
-    to the URL by default, the URL holds exactly the sidebar's keys, so a new sidebar widget fails here until the
-    verdict matrix's links carry it too."""
+    """The sidebar records the keys of its own URL widgets (urls.recording): on the Overview, whose own widgets
+    write nothing to the URL by default, the URL holds exactly those keys, and every one is a sidebar widget."""
     from core.dashboard import urls
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.run()
     assert not at.exception
-    assert set(at.query_params) == set(urls.SIDEBAR_KEYS)
+    recorded = at.session_state[urls.SIDEBAR]
+    assert set(at.query_params) == set(recorded) >= {"store", "tasks", "attn", "lr"}
+    assert set(recorded) <= {w.key for w in at.sidebar if getattr(w, "key", None)}
+
+
+def test_recording_notes_the_url_widgets_drawn_inside_it_only(monkeypatch):
+    from core.dashboard import urls
+
+    state = {}
+    monkeypatch.setattr(urls.st, "session_state", state)
+    monkeypatch.setattr(urls, "_from_url", lambda *a: None)
+    monkeypatch.setattr(urls, "_to_url", lambda *a: None)
+    widget = lambda *args, key, **kw: key  # noqa: E731
+    urls.url_widget(widget, "before", "a", 1)
+    with urls.recording("keys"):
+        urls.url_widget(widget, "inside", "b", 1)
+        urls.url_widget(widget, "inside", "c", 1)
+    urls.url_widget(widget, "after", "d", 1)
+    assert state == {"keys": ("b", "c")}

@@ -1,11 +1,14 @@
 """URL-synced widgets: every control's value lives in the page's query string, so a pasted link restores it."""
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
 
-SIDEBAR_KEYS = ("store", "tasks", "attn", "size", "steps", "precision", "lr")  # app.py's sidebar widgets
+SIDEBAR = "sidebar_url_keys"  # session state: the keys of the sidebar's URL widgets, as app.py drew them
+_recorded: ContextVar[list[str] | None] = ContextVar("url_keys", default=None)  # per script-run thread
 
 
 def _parse(raw: str, default, options=None, multi=False, low=None, high=None):
@@ -61,7 +64,22 @@ def url_widget(widget, label: str, key: str, default, options=None, multi=False,
     args = (label, options) if options is not None else (label,)
     value = widget(*args, key=key, **kw)
     _to_url(key, value)
+    if (keys := _recorded.get()) is not None:
+        keys.append(key)
     return value
+
+
+@contextmanager
+def recording(name: str = SIDEBAR):
+    """Note the key of every url_widget drawn inside, and keep them in session state under `name`: the sidebar
+    names its own keys, so a plain link (href) carries each one without a hand-kept list."""
+    keys: list[str] = []
+    token = _recorded.set(keys)
+    try:
+        yield keys
+    finally:
+        _recorded.reset(token)
+        st.session_state[name] = tuple(keys)
 
 
 def evidence(attention: str, column: str, axes: dict[str, str], best: str) -> tuple[str, dict[str, str]]:
@@ -76,7 +94,7 @@ def evidence(attention: str, column: str, axes: dict[str, str], best: str) -> tu
 
 def sidebar_state() -> dict[str, str]:
     """The sidebar's widgets' values as the URL holds them (what a plain link must carry to keep them)."""
-    return {k: st.query_params[k] for k in SIDEBAR_KEYS if k in st.query_params}
+    return {k: st.query_params[k] for k in st.session_state.get(SIDEBAR, ()) if k in st.query_params}
 
 
 def href(page: str, params: dict[str, str], keep: dict[str, str]) -> str:
