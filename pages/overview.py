@@ -202,8 +202,8 @@ st.caption(
     "candidate; for associative_recall also among the pairs not yet queried (the elimination plateau)."
 )
 
-# Drawn when opened (its state in the URL): the Overview then loads no plotly.js, so a new visitor's first screen
-# is never held back by its 4.7 MB chunk; the first chart page they open loads it.
+# Drawn when opened (its state in the URL): the Overview then draws no chart, so a new visitor's first screen is
+# never held back by plotly.js's 4.7 MB chunk; the page warms it once drawn (its last line) for the next page.
 seeds = st.expander("**Every seed's final test accuracy**: one dot per seed, drawn when opened", key="ov_seeds",
                     on_change="rerun", bind="query-params")  # fmt: skip
 if seeds.open:

@@ -204,7 +204,7 @@ def report(draws: list[tuple]) -> None:
             "browser pay once: the app's JavaScript, the server's first imports and, with its first chart, the "
             "browser's load of plotly.js (the gap between the two times there). The Overview has no chart until "
             "asked (its answers and verdict matrix are HTML; every seed's accuracy is drawn when its expander "
-            "opens), so it loads no plotly.js. The last columns open each page "
+            "opens), so its first draw waits for no plotly.js. The last columns open each page "
             f"again, after the pass, {NEW_VISITOR_ROUNDS} times each in rounds, in a new browser context with an "
             "empty cache, as a new visitor's first page "
             "on a server that is already running: it pays the app's JavaScript and plotly.js on every chart "
