@@ -43,6 +43,8 @@ SCAN_SWEEPS = tuple(f"{_SCAN} {args}" for args in (
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv,gqa --d-head 4",
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv --d-head 8",
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qkv,mqa --n-heads 8",
+    # the grid's half-steps at d_model 128, where every best lr was 1e-3 and two cells stayed below 5/5
+    f"{_SCAN.replace('--lr grid', '--lr 0.0005,0.002')} --attention stacked,tied_qkv --d-model 128",
 )
 # fmt: skip
 
