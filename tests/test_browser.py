@@ -125,22 +125,10 @@ def test_every_page_renders_in_a_real_browser(server, tmp_path):
             small.wait_for_timeout(1500)
             small.screenshot(path=str(shots / "overview-1280x720.png"))
         if os.environ.get("FIRST_DRAW_OUT"):  # each page as a new visitor's first: its own empty browser cache
-            visits = {path: [] for path in PAGES}
-            for _ in range(NEW_VISITOR_ROUNDS):  # rounds over every page, so a slow minute of the machine is spread
-                for path in PAGES:
-                    context = browser.new_context(viewport={"width": 1400, "height": 1800})
-                    visits[path].append(first_draw(context.new_page(), server, path))
-                    context.close()
+            visits = new_visitors(browser, first_draw, server, PAGES)
+            via = new_visitors(browser, from_the_overview, server, CHART_PAGES)
             for i, path in enumerate(PAGES):
-                draws[i] += tuple(zip(*visits[path]))  # (finished times, drawn times)
-            via = {path: [] for path in CHART_PAGES}
-            for _ in range(NEW_VISITOR_ROUNDS):
-                for path in CHART_PAGES:
-                    context = browser.new_context(viewport={"width": 1400, "height": 1800})
-                    via[path].append(from_the_overview(context.new_page(), server, path))
-                    context.close()
-            for i, path in enumerate(PAGES):
-                draws[i] += (via.get(path),)
+                draws[i] += (*zip(*visits[path]), via.get(path))  # (finished times, drawn times, via the Overview)
         browser.close()
     report(draws)
 
@@ -160,15 +148,30 @@ def first_draw(page, server: str, path: str) -> tuple[float, float]:
     return finished, time.perf_counter() - start
 
 
+def new_visitors(browser, measure, server: str, paths) -> dict[str, list]:
+    """measure(page, server, path) for each path, NEW_VISITOR_ROUNDS times, each in a new browser context (an
+    empty cache); in rounds over every path, so a slow minute of the machine is spread over them."""
+    results = {path: [] for path in paths}
+    for _ in range(NEW_VISITOR_ROUNDS):
+        for path in paths:
+            context = browser.new_context(viewport={"width": 1400, "height": 1800})
+            results[path].append(measure(context.new_page(), server, path))
+            context.close()
+    return results
+
+
+def open_from_sidebar(page, path: str) -> None:
+    """Click a page in the sidebar's navigation (Streamlit switches pages without a page load)."""
+    page.locator(f"[data-testid='stSidebarNav'] a[href$='/{path}']").first.click()
+
+
 def from_the_overview(page, server: str, path: str) -> float:
     """A new visitor's usual way in: the Overview, a few seconds' reading, then a chart page from the sidebar
     (no page load): seconds from the click until that page's charts are in."""
-    page.goto(server, wait_until="commit")
-    page.wait_for_selector("table td[title]", timeout=90_000)
-    page.wait_for_selector(FINISHED, timeout=90_000)
+    first_draw(page, server, "")
     page.wait_for_timeout(3000)
     start = time.perf_counter()
-    page.locator(f"[data-testid='stSidebarNav'] a[href$='/{path}']").first.click()
+    open_from_sidebar(page, path)
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
     return time.perf_counter() - start
 
@@ -251,14 +254,12 @@ def test_the_overview_warms_plotly_js_after_it_is_drawn_for_the_next_chart_page(
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
-        page.goto(server, wait_until="commit")
-        page.wait_for_selector("table td[title]", timeout=90_000)
-        page.wait_for_selector(FINISHED, timeout=90_000)
+        first_draw(page, server, "")
         drawn = page.evaluate("performance.now()")
         page.wait_for_function(f"{PLOTLY_FETCHED}.length > 0", timeout=30_000)
         assert page.evaluate(f"{PLOTLY_FETCHED}[0].startTime") > drawn  # it waited for the Overview to be drawn
         assert page.locator(".js-plotly-plot").count() == 0
-        page.locator("[data-testid='stSidebarNav'] a", has_text="Similarity").first.click()
+        open_from_sidebar(page, "similarity")
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
         assert page.evaluate(f"{PLOTLY_FETCHED}.length") == 1  # Streamlit's own import found it loaded
         browser.close()

@@ -27,9 +27,10 @@ SCRIPT = """<script>
 }})();
 </script>"""
 DELAY_MS = 1000
+HTML = SCRIPT.format(chunk=CHUNK, delay_ms=DELAY_MS) if CHUNK else None
 
 
 def plotly_js() -> None:
     """Emit the warm-up (an element with no content); a page without charts calls it last."""
-    if CHUNK is not None:
-        st.html(SCRIPT.format(chunk=CHUNK, delay_ms=DELAY_MS), unsafe_allow_javascript=True)
+    if HTML is not None:
+        st.html(HTML, unsafe_allow_javascript=True)
