@@ -36,7 +36,7 @@ if not loaded:
 any_p, any_x = next(iter(loaded.values()))
 layer = urls.url_widget(c[2].selectbox, "Layer", "am_layer", 0, options=list(range(any_p.shape[0])))
 example = urls.url_widget(c[3].selectbox, "Example", "am_ex", 0, options=list(range(any_p.shape[1])))
-st.code(" ".join(map(str, any_x[example].tolist())), language=None)
+st.markdown(f"`{' '.join(map(str, any_x[example].tolist()))}`")  # inline: no code block's highlighter to load
 st.caption("The example's token ids (the task's held-out set, identical for every run).")
 
 grid = {name: p[layer, example] for name, (p, _) in loaded.items()}  # name -> (H, T, T)

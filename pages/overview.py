@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import findings, scaling
-from core.dashboard import catalog, plots, preload, ui, urls
+from core.dashboard import catalog, charts, plots, ui, urls
 from core.dashboard.plots import ORDER, matrix
 
 ui.require_router()
@@ -215,4 +215,4 @@ if seeds.open:
         ui.chart(fig, dots, "seeds-test-acc")
         st.caption("One dot per seed: a bimodal outcome (some seeds solve, some do not) shows as two clusters that "
                    "a mean ± std hides. Lines: the chance levels of the table.")  # fmt: skip
-preload.plotly_js()  # the chart page a visitor opens next finds plotly.js ready
+charts.warm()  # the chart page a visitor opens next finds plotly.js ready

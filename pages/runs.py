@@ -3,7 +3,7 @@ choices in the URL; the rows picked open their curves below, as W&B's run table 
 
 import streamlit as st
 
-from core.dashboard import plots, preload, ui, urls
+from core.dashboard import charts, plots, ui, urls
 
 ui.require_router()
 st.title("Runs")
@@ -40,7 +40,7 @@ st.caption(f"{len(table)} of {len(runs)} runs.")
 chosen = table.run_id.iloc[picked.selection.rows].tolist() if picked.selection.rows else []
 if not chosen:
     st.info("Tick one or more rows to draw their curves.")
-    preload.plotly_js()  # the curves of the rows a visitor ticks next, or their next chart page
+    charts.warm()  # the curves of the rows a visitor ticks next, or their next chart page
     st.stop()
 metric = urls.url_widget(st.radio, "Metric", "rmetric", "val_loss", options=["val_loss", "val_acc", "test_loss",
                        "test_acc", "train_loss"], horizontal=True)  # fmt: skip

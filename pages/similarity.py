@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.analysis import findings, similarity
+from core.analysis import similarity
 from core.dashboard import catalog, plots, ui, urls
 
 ui.require_router()
@@ -52,7 +52,7 @@ else:
     ui.chart(plots.head_heatmaps(per_head, zmin=lo, zmax=hi), per_head, f"heads-{metric}-{task}")
     st.markdown("**Against matched baselines**: each run's own step-0 weights, and fresh initialisations of the "
                 "same parameterization (its own shapes and init).")  # fmt: skip
-    matched = findings.matched_baselines(hm, init, rand, of_task(runs), metric)
+    matched = ui.matched_baselines(of_task(runs).run_id, metric)
     if init.empty or rand.empty:
         st.info(f"No matched baselines in this store yet: `python -m core baselines --store <store>` computes them. "
                 f"Meanwhile: random Gaussian matrices of standard's shapes give {base.loc[metric, 'mean']:.3f} ± "

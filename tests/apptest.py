@@ -1,11 +1,11 @@
 """What the AppTest suites share: open a page through the router (with the sidebar checked), its charts' specs."""
 
-import json
 import time
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from core.dashboard import charts
 from core.dashboard.live import PENDING
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +20,7 @@ PAGES = {
     "similarity": 3,
     "attention_maps": 1,
     "train": 0,
-}  # page -> how many plotly charts it shows on the bundled data
+}  # page -> how many charts it shows on the bundled data
 
 
 def open_page(page: str, **params) -> AppTest:
@@ -45,7 +45,8 @@ def open_page(page: str, **params) -> AppTest:
 
 
 def specs(at: AppTest) -> list[dict]:
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    """The figure (data, layout, config) of every chart on the page, in page order."""
+    return [s for el in at.get("html") if (s := charts.spec(el.proto.body)) is not None]
 
 
 def page_text(at: AppTest) -> str:

@@ -30,7 +30,7 @@ def test_page_renders_on_bundled_data(page):
     """Each page's default view draws its charts with a CSV each, and opens with no warning."""
     at = open_page(page)
     assert not at.warning, [w.value for w in at.warning]
-    assert len(at.get("plotly_chart")) >= PAGES[page]
+    assert len(specs(at)) >= PAGES[page]
     if PAGES[page]:
         assert len(at.get("download_button")) >= PAGES[page]
 
@@ -132,7 +132,7 @@ def test_overview_verdict_matrix_links_each_cell_to_its_evidence_with_the_sideba
 
 def test_overview_draws_its_seeds_strip_only_when_opened_and_a_link_can_open_it():
     at = open_page("overview")
-    assert not at.get("plotly_chart")  # nothing for a new visitor's browser to load plotly.js for
+    assert not specs(at)  # nothing for a new visitor's browser to load plotly.js for
     at = open_page("overview", ov_seeds="true")
     (fig,) = specs(at)
     named = [t["name"] for t in fig["data"] if t.get("name") in COLORS]
@@ -142,17 +142,31 @@ def test_overview_draws_its_seeds_strip_only_when_opened_and_a_link_can_open_it(
 
 
 def test_pages_without_charts_warm_plotly_js_and_chart_pages_do_not():
-    """The Overview and Runs (nothing ticked) ask the browser for Streamlit's plotly chunk once idle, so the
-    chart page a visitor opens next finds it evaluated; a chart page loads it itself and gets no warm-up."""
-    from core.dashboard import preload
-
-    assert preload.CHUNK and (preload._JS / preload.CHUNK).is_file()  # the pinned Streamlit still names it so
+    """The Overview and Runs (nothing ticked) load the charts' plotly.js once the browser is idle, so the chart
+    page a visitor opens next finds it ready; a chart page loads it with its first chart and gets no warm-up."""
+    from core.dashboard import charts
 
     def warms(at) -> bool:
-        return any(preload.CHUNK in h.proto.body and "import(" in h.proto.body for h in at.get("html"))
+        return any("requestIdleCallback" in h.proto.body and charts.BUNDLE in h.proto.body for h in at.get("html"))
 
     assert warms(open_page("overview")) and warms(open_page("runs"))
     assert not warms(open_page("similarity")) and not warms(open_page("loss_curves"))
+
+
+def test_charts_use_the_bundled_plotly_js_of_plotly_pys_version_and_only_trace_types_it_draws():
+    """Every chart is drawn by static/'s cartesian plotly.js: the version the pinned plotly.py builds figures for,
+    and it registers every trace type the pages draw (a type it lacks would leave an empty chart)."""
+    import plotly.offline
+
+    from core.dashboard import charts
+
+    bundle = charts.PATH.read_text()
+    assert f"v{plotly.offline.get_plotlyjs_version()}\n" in bundle[:200]
+    drawn = set(re.findall(r'moduleType:"trace",name:"(\w+)"', bundle))
+    used = {t.get("type", "scatter") for page in PAGES for spec in specs(open_page(page)) for t in spec["data"]}
+    used |= {t.get("type", "scatter") for t in specs(open_page("overview", ov_seeds="true"))[0]["data"]}
+    assert used and used <= drawn, used - drawn
+    assert (ROOT / ".streamlit" / "config.toml").read_text().count("enableStaticServing = true") == 1
 
 
 def test_parameters_page_formulas_match_measured_counts_and_folds_are_exact():
@@ -178,14 +192,14 @@ def test_parameters_page_draws_before_its_child_answers_then_fills_in(monkeypatc
     at.switch_page("pages/parameters.py")
     at.run()
     assert not at.exception and [i.value for i in at.info] == [live.PENDING]
-    assert len(at.dataframe) == 0 and len(at.get("plotly_chart")) == 1  # the update sizes, drawn meanwhile
+    assert len(at.dataframe) == 0 and len(specs(at)) == 1  # the update sizes, drawn meanwhile
     release.set()
     for _ in range(240):
         at.run()
         if not any(i.value == live.PENDING for i in at.info):
             break
         time.sleep(0.5)
-    assert not at.exception and at.dataframe[0].value["match"].all() and len(at.get("plotly_chart")) == 4
+    assert not at.exception and at.dataframe[0].value["match"].all() and len(specs(at)) == 4
 
 
 def test_a_failed_child_shows_its_error_on_the_pages_rerun_and_is_asked_again_only_later(monkeypatch):

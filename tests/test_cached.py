@@ -221,3 +221,13 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
     assert any(words[a][0] for a in words), "tied_qk differs from standard on some axis"
     th = cached.scan_thresholds(store, fp, selection.scan_key(sel), ("standard", "tied_qk", "mqa"))
     assert all(t.equals(scaling.thresholds(tables[a], ["standard", "tied_qk", "mqa"])) for a, t in th.items())
+
+    with_weights = got[got.run_id.map(lambda r: st_store.weights_path(store, r).exists())]
+    ids = tuple(with_weights[with_weights.task == "sort"].run_id)
+    assert ids
+    analysed = cached.analysed(store, tuple(sorted(ids)), fp)[0]
+    for metric in ("sym_QK", "overlap_QK"):
+        init = cached.init_rows(store, tuple(sorted(ids)), metric, fp)
+        direct = findings.matched_baselines(analysed, init, cached.table(store, "analysis", "random", fp),
+                                            with_weights[with_weights.task == "sort"], metric)  # fmt: skip
+        pd.testing.assert_frame_equal(cached.matched_baselines(store, ids, metric, fp), direct)

@@ -107,3 +107,21 @@ def test_reference_lines_are_drawn_in_every_facet_they_belong_to():
     fig = bars_by_attention(bars, "m", "f", baseline={"x": 0.5, "y": 0.6})
     assert sorted((s.y0, s.yref) for s in fig.layout.shapes) == [(0.5, "y"), (0.6, "y2")]
     assert [(t.name, t.xaxis) for t in fig.data] == [("standard", "x"), ("tied_qk", "x"), ("standard", "x2")]
+
+
+def test_a_builder_built_once_gives_the_figure_it_builds_and_a_new_one_each_call():
+    """plots' builders keep each built figure (every visitor of a default view asks for the same ones): the kept
+    figure is the builder's own, tidied, and each call returns a new Figure, so a caller's change stays its own."""
+    from core.dashboard.plots import outcomes, scaling, style
+
+    df = pd.DataFrame({"task": ["a", "b", "b"], "attention": ["standard", "standard", "identity"],
+                       "x": [1, 10, 100], "y": [0.1, 0.2, 0.3]})  # fmt: skip
+    direct = style.tidy_axes(plots.lines_by_attention.__wrapped__(df, "x", "y", facet="task", log_x=True))
+    kept = plots.lines_by_attention(df, "x", "y", facet="task", log_x=True)
+    assert kept.to_dict() == direct.to_dict() and kept.layout.xaxis.dtick == 1  # the tidied axes included
+    kept.add_hline(y=0.5)
+    again = plots.lines_by_attention(df, "x", "y", facet="task", log_x=True)
+    assert again is not kept and not again.layout.shapes
+    assert plots.lines_by_attention(df.assign(y=df.y * 2), "x", "y", facet="task").data[0].y[0] == 0.2  # new inputs
+    builders = [f for m in (plots, outcomes, scaling) for f in vars(m).values() if hasattr(f, "__wrapped__")]
+    assert {f.__name__ for f in builders} >= {"loss_curves", "lr_sweep", "attention_grid", "outcome_vs_axis"}

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from apptest import specs
 from streamlit.testing.v1 import AppTest
 
 from core.analysis import scaling
@@ -151,11 +152,9 @@ def test_the_scaling_page_draws_every_axis(axis, scan_store, monkeypatch):
     at.switch_page("pages/scaling.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="axis").value == axis
-    charts = [el.proto.spec for el in at.get("plotly_chart")]
+    charts = specs(at)
     assert len(charts) == 2 and len(at.get("download_button")) >= 3  # every chart and the table have a CSV
-    import json
-
-    names = {t.get("name") for t in json.loads(charts[0])["data"] if t.get("showlegend", True)}
+    names = {t.get("name") for t in charts[0]["data"] if t.get("showlegend", True)}
     assert names == ({"standard", "tied_qk"} if axis == "d_head" else {"standard", "tied_qk", "identity"})
     text = " ".join(m.value for m in at.markdown)
     var = scaling.AXES[axis].var

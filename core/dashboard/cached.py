@@ -144,6 +144,16 @@ def init_rows(store: str, run_ids: tuple, metric: str, fp: tuple) -> pd.DataFram
     return st_store.load_table(store, "analysis", "init", [("run_id", "in", list(run_ids)), ("metric", "==", metric)])
 
 
+@st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)  # a row per (task, attention)
+def matched_baselines(store: str, run_ids: tuple, metric: str, fp: tuple) -> pd.DataFrame:
+    """findings.matched_baselines of these runs (in this order) for one metric: the same for every visitor of a
+    view, and a tenth of Similarity's run to compute."""
+    ids = tuple(sorted(run_ids))
+    rows = runs(store, fp).set_index("run_id").loc[list(run_ids)].reset_index()
+    trained, init = analysed(store, ids, fp)[0], init_rows(store, ids, metric, fp)
+    return findings.matched_baselines(trained, init, table(store, "analysis", "random", fp), rows, metric)
+
+
 @st.cache_data(max_entries=32 * MAX_ENTRIES, show_spinner=False)  # a few floats each; Similarity asks ~100 pairs
 def qk_match(store: str, a: str, b: str, fp: tuple) -> list[float]:
     wa, wb = weights.load_head_weights(store, a), weights.load_head_weights(store, b)

@@ -13,7 +13,7 @@ import streamlit as st
 from ..analysis import findings
 from ..results.provenance import BUNDLED_SWEEP
 from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT  # noqa: F401 - the pages' names for them
-from . import cached, plots
+from . import cached, charts, plots
 from . import selection as _selection
 from .selection import ALL, BEST, LONGEST, size_labels  # noqa: F401 - the pages' and app.py's names for them
 
@@ -102,6 +102,12 @@ def comparisons(best: bool = True) -> pd.DataFrame:
     """findings.compare_to of the sidebar's selected runs against standard, cached by store state and selection."""
     store, fp = _here()
     return cached.comparisons(store, fp, _selection.key(selection()), best)
+
+
+def matched_baselines(run_ids, metric: str) -> pd.DataFrame:
+    """findings.matched_baselines of these runs of the sidebar's store (trained, step 0, fresh initialisations)."""
+    store, fp = _here()
+    return cached.matched_baselines(store, tuple(run_ids), metric, fp)
 
 
 def head_metrics(run_ids) -> pd.DataFrame:
@@ -211,14 +217,11 @@ def csv_of(df: pd.DataFrame):
     return lambda: df.to_csv(index=False).encode()
 
 
-def chart(fig, data: pd.DataFrame, name: str, clickable: bool = False):
-    """The figure (its camera button saves a 2x PNG named for the chart, for slides) and a CSV of its data;
-    clickable: a click on a point reruns the page, and the returned event names the point."""
+def chart(fig, data: pd.DataFrame, name: str) -> None:
+    """The figure (its camera button saves a 2x PNG named for the chart, for slides) and a CSV of its data."""
     config = {"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}, "displaylogo": False}
-    select = {"on_select": "rerun", "selection_mode": "points"} if clickable else {}
-    event = st.plotly_chart(plots.tidy_axes(fig), width="stretch", key=f"fig-{name}", config=config, **select)
+    charts.draw(plots.tidy_axes(fig), name, config)
     download(data, name)
-    return event
 
 
 def store_arg() -> str:

@@ -17,6 +17,7 @@ from .style import (  # noqa: F401 - part of this module's interface
     _grid,
     _rgba,
     add_placed,
+    built_once,
     cell,
     color,
     in_order,
@@ -58,6 +59,7 @@ def curve_bands(df: pd.DataFrame, x: str, smoothing: float) -> pd.DataFrame:
     return agg.rename(columns={"_x": x}).fillna({"std": 0.0})
 
 
+@built_once
 def loss_curves(df, metric, x="step", band="std", show_runs=False, smoothing=0.0, log_y=False, tasks=None):
     """Small multiples by task; a mean line per parameterization with a ±std or min–max band over seeds."""
     tasks = tasks or list(dict.fromkeys(df["task"]))
@@ -100,6 +102,7 @@ def _curve_traces(b, x, name, c, band, log_y, seeds, smoothing, first) -> list[d
     return out
 
 
+@built_once
 def stacked_bars(df: pd.DataFrame, x: str, stack: str, y: str, title: str = "") -> go.Figure:
     """Bars per x (parameterization), stacked by component; tick labels in each parameterization's colour."""
     fig = go.Figure()
@@ -113,6 +116,7 @@ def stacked_bars(df: pd.DataFrame, x: str, stack: str, y: str, title: str = "") 
     return fig
 
 
+@built_once
 def lines_by_attention(
     df: pd.DataFrame,
     x: str,
@@ -154,6 +158,7 @@ def lines_by_attention(
     return legend_once(fig)
 
 
+@built_once
 def bars_by_attention(
     df: pd.DataFrame, y: str, facet: str, error: str | None = None, log_y=False, baseline: dict | None = None
 ) -> go.Figure:
@@ -179,6 +184,7 @@ def bars_by_attention(
     return legend_once(fig)
 
 
+@built_once
 def head_heatmaps(df: pd.DataFrame, zmin=None, zmax=None, colorscale="Viridis") -> go.Figure:
     """df rows: attention, layer, head, value (already averaged over seeds). One layer x head grid per attention."""
     names = ordered(df["attention"])
@@ -209,6 +215,7 @@ def head_heatmaps(df: pd.DataFrame, zmin=None, zmax=None, colorscale="Viridis") 
     return fig
 
 
+@built_once
 def attention_grid(patterns: dict, tokens: list[str]) -> go.Figure:
     """patterns: name -> (H, T, T) for one layer and example. Rows: parameterizations, columns: heads. Axes name
     the example's tokens (position:token, keys along x, queries down y); one colour bar, 0-1, for every panel."""
@@ -222,7 +229,7 @@ def attention_grid(patterns: dict, tokens: list[str]) -> go.Figure:
         for h in range(patterns[name].shape[0]):
             T = patterns[name][h].shape[-1]
             traces.append(go.Heatmap(
-                z=patterns[name][h],  # (T query, T key)
+                z=np.round(patterns[name][h], 3),  # (T query, T key); 3 decimals (hover shows 2): a third of the bytes
                 x=labels[:T] if len(labels) >= T else None, y=labels[:T] if len(labels) >= T else None,
                 zmin=0, zmax=1, colorscale="Blues", showscale=i == 0 and h == 0,
                 colorbar=dict(title=dict(text="weight", side="right"), thickness=12, len=0.6), name=name,
@@ -241,6 +248,7 @@ def attention_grid(patterns: dict, tokens: list[str]) -> go.Figure:
     return fig
 
 
+@built_once
 def spectra(df: pd.DataFrame, facet: str = "matrix") -> go.Figure:
     """df rows: attention, matrix, index, value (normalised singular values, mean over heads and seeds)."""
     return lines_by_attention(df, "index", "value", facet=facet, log_y=True)

@@ -4,11 +4,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import REFERENCE_COLOR, _grid, _rgba, add_placed, cell, color, legend_once, lr_ticks, ordered
+from .style import REFERENCE_COLOR, _grid, _rgba, add_placed, built_once, cell, color, legend_once, lr_ticks, ordered
 
 _DASH = {"uniform": "dot", "in_context": "dash", "unqueried": "dashdot"}
 
 
+@built_once
 def strip(df: pd.DataFrame, y: str, tasks: list[str], chance: dict | None = None, y_title: str = "") -> go.Figure:
     """One dot per seed (df rows: task, attention, seed, y), small multiples by task, so a bimodal
     outcome shows as two clusters; optional chance levels per task ({task: {name: value}}) as lines."""
@@ -38,6 +39,7 @@ def strip(df: pd.DataFrame, y: str, tasks: list[str], chance: dict | None = None
     return legend_once(fig)
 
 
+@built_once
 def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log_y=False, y_title="") -> go.Figure:
     """Final y against lr (log x), one line per parameterization (mean over seeds, min-max bars), small
     multiples by task; each parameterization's best lr (best: task, attention, lr) marked with a star."""
@@ -75,6 +77,7 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
     return legend_once(fig)
 
 
+@built_once
 def update_sizes(df: pd.DataFrame) -> go.Figure:
     """Relative update per step of the effective matrices over training (df rows: matrix, attention,
     step, value = mean over seeds and layers), one panel per matrix, log y."""

@@ -4,9 +4,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import color, ordered
+from .style import built_once, color, ordered
 
 
+@built_once
 def outcome_vs_axis(
     table: pd.DataFrame,
     x: str,
