@@ -49,12 +49,15 @@ _DRAW = """<div id="{id}" class="lab-chart" style="width:100%;height:{height}px"
   const id = "{id}";
   const draw = (P) => new Promise((done) => requestAnimationFrame(() => {{
     w.__plots = w.__plots || new Set();
-    for (const gd of w.__plots) if (!gd.isConnected) {{ P.purge(gd); w.__plots.delete(gd); }}
+    for (const gd of w.__plots) if (!gd.isConnected) {{ gd.__resized.disconnect(); P.purge(gd); w.__plots.delete(gd); }}
     const el = document.getElementById(id);
     if (!el) return done();
     const spec = JSON.parse(document.getElementById(id + "-spec").textContent);
     spec.layout.template.layout.font.color = getComputedStyle(el).color;
     w.__plots.add(el);
+    let drawn = false;  // a width change (window, sidebar) redraws at the new width; its first report is the draw
+    el.__resized = new ResizeObserver(() => {{ if (drawn && el.isConnected) P.Plots.resize(el); drawn = true; }});
+    el.__resized.observe(el);
     P.newPlot(el, spec.data, spec.layout, spec.config).then(done, done);
   }}));
   const failed = () => {{
@@ -84,11 +87,12 @@ def _escape(text: str) -> str:
 
 
 def draw(fig, name: str, config: dict) -> None:
-    """The figure, full width, at its layout's height; config is plotly.js's (modebar, image export)."""
+    """The figure, full width (redrawn when that changes), at its layout's height; config is plotly.js's (modebar,
+    image export)."""
     layout = {**fig.layout.to_plotly_json(), "template": _TEMPLATE}
     layout.pop("width", None)
     body = pio.json.to_json_plotly({"data": fig.to_plotly_json()["data"], "layout": layout,
-                                    "config": {**config, "responsive": True}})  # fmt: skip
+                                    "config": config})  # fmt: skip
     chart_id = f"chart-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}-{zlib.crc32(body.encode()):08x}"
     html = _DRAW.format(id=chart_id, height=int(layout.get("height") or HEIGHT), spec=_escape(body), load=_LOAD,
                         bundle=BUNDLE)  # fmt: skip
