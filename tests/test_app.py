@@ -30,7 +30,11 @@ def test_page_renders_on_bundled_data(page):
     """Each page's default view draws its charts with a CSV each, and opens with no warning."""
     at = open_page(page)
     assert not at.warning, [w.value for w in at.warning]
-    assert len(specs(at)) >= PAGES[page]
+    charts = specs(at)
+    assert len(charts) >= PAGES[page]
+    for spec in charts:  # each chart's camera button saves a 2x PNG named for it, for slides
+        image = spec["config"]["toImageButtonOptions"]
+        assert image["format"] == "png" and image["scale"] == 2 and image["filename"]
     if PAGES[page]:
         assert len(at.get("download_button")) >= PAGES[page]
 

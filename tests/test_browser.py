@@ -263,6 +263,25 @@ def test_a_click_on_a_verdict_cell_opens_its_evidence(server):
         browser.close()
 
 
+def test_a_charts_camera_button_saves_a_png_named_for_the_chart(server):
+    """The slides export, as plotly.js's modebar gives it in a real browser: a PNG file named for the chart."""
+    from playwright.sync_api import sync_playwright
+
+    server, _ = server
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1800}).new_page()
+        page.goto(f"{server}/scaling", wait_until="commit")
+        page.wait_for_selector(FINISHED, timeout=90_000)
+        page.wait_for_function(ALL_CHARTS_DRAWN, timeout=90_000)
+        chart = page.locator(".lab-chart").first
+        chart.hover()
+        with page.expect_download(timeout=30_000) as download:
+            chart.locator(".modebar-btn[data-title='Download plot as a PNG']").click()
+        assert download.value.suggested_filename == "scaling-d_head.png"
+        browser.close()
+
+
 PLOTLY_FETCHED = ("performance.getEntriesByType('resource')"
                   ".filter(e => e.name.endsWith('/app/static/plotly-cartesian.min.js'))")
 
