@@ -125,3 +125,25 @@ def test_a_builder_built_once_gives_the_figure_it_builds_and_a_new_one_each_call
     assert plots.lines_by_attention(df.assign(y=df.y * 2), "x", "y", facet="task").data[0].y[0] == 0.2  # new inputs
     builders = [f for m in (plots, outcomes, scaling) for f in vars(m).values() if hasattr(f, "__wrapped__")]
     assert {f.__name__ for f in builders} >= {"loss_curves", "lr_sweep", "attention_grid", "outcome_vs_axis"}
+
+
+def test_a_charts_html_carries_its_figure_intact_and_no_text_can_close_its_script(monkeypatch):
+    """A chart is HTML with its figure as JSON in a <script>: text from a store (run, model or task names) that
+    looks like markup stays text, and reads back as it was, NaN and an odd name included."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    from core.dashboard import charts
+
+    bodies = []
+    monkeypatch.setattr(charts.st, "html", lambda body, **kw: bodies.append((body, kw)))
+    hostile = "</script><script>alert(1)</script><!--"
+    fig = go.Figure(go.Scatter(x=[1, 2, 3], y=[1.0, np.nan, 2.0], name=hostile, text=["a&b", "<b>x</b>", "'\""]))
+    charts.draw(fig, "../x y", {"displaylogo": False})
+    (body, kw), = bodies
+    assert kw == {"unsafe_allow_javascript": True}
+    assert body.count("</script>") == 2 and "<!--" not in body  # the figure's and the loader's own ends only
+    spec = charts.spec(body)
+    assert spec["data"][0]["name"] == hostile and spec["data"][0]["text"] == ["a&b", "<b>x</b>", "'\""]
+    assert spec["data"][0]["y"][1] is None and spec["config"] == {"displaylogo": False}
+    assert 'id="chart-___x_y-' in body  # the element id keeps only [A-Za-z0-9_-]
