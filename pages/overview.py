@@ -203,7 +203,7 @@ st.caption(
 )
 
 # Drawn when opened (its state in the URL): the Overview then draws no chart, so a new visitor's first screen is
-# never held back by plotly.js's 4.7 MB chunk; the page warms it once drawn (its last line) for the next page.
+# never held back by plotly.js; the page loads it once drawn (its last line) for the next page.
 seeds = st.expander("**Every seed's final test accuracy**: one dot per seed, drawn when opened", key="ov_seeds",
                     on_change="rerun", bind="query-params")  # fmt: skip
 if seeds.open:

@@ -42,7 +42,6 @@ def of_task(df):
 d = of_task(hm[hm.metric == metric]).dropna(subset=["value"])
 D, r = int(runs.d_model.iloc[0]), int(runs.d_head.iloc[0])
 base = ui.random_baseline(D, r).set_index("metric")
-init, rand = ui.init_rows(runs.run_id, metric), ui.table("analysis", "random")
 st.caption(f"{'Invariant' if similarity.INVARIANT[metric] else 'Not invariant'} to a per-head change of basis.")
 if d.empty:
     st.info(f"`{metric}` is not defined for the selected parameterizations (e.g. bilinear has no separate W_Q, W_K).")
@@ -52,8 +51,9 @@ else:
     ui.chart(plots.head_heatmaps(per_head, zmin=lo, zmax=hi), per_head, f"heads-{metric}-{task}")
     st.markdown("**Against matched baselines**: each run's own step-0 weights, and fresh initialisations of the "
                 "same parameterization (its own shapes and init).")  # fmt: skip
-    matched = ui.matched_baselines(of_task(runs).run_id, metric)
-    if init.empty or rand.empty:
+    shown = of_task(runs).run_id
+    matched = ui.matched_baselines(shown, metric)
+    if ui.init_rows(shown, metric).empty or ui.table("analysis", "random").empty:  # the rows matched was made of
         st.info(f"No matched baselines in this store yet: `python -m core baselines --store <store>` computes them. "
                 f"Meanwhile: random Gaussian matrices of standard's shapes give {base.loc[metric, 'mean']:.3f} ± "
                 f"{base.loc[metric, 'std']:.3f}.")  # fmt: skip

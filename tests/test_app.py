@@ -35,6 +35,9 @@ def test_page_renders_on_bundled_data(page):
     for spec in charts:  # each chart's camera button saves a 2x PNG named for it, for slides
         image = spec["config"]["toImageButtonOptions"]
         assert image["format"] == "png" and image["scale"] == 2 and image["filename"]
+        axes = [v for k, v in spec["layout"].items() if k.startswith(("xaxis", "yaxis"))]
+        assert axes and all(a["exponentformat"] == "e" for a in axes)  # plain numbers, tidied as built
+        assert all(a.get("dtick") == 1 for a in axes if a.get("type") == "log" and "tickvals" not in a)
     if PAGES[page]:
         assert len(at.get("download_button")) >= PAGES[page]
 

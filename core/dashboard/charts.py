@@ -89,10 +89,10 @@ def _escape(text: str) -> str:
 def draw(fig, name: str, config: dict) -> None:
     """The figure, full width (redrawn when that changes), at its layout's height; config is plotly.js's (modebar,
     image export)."""
-    layout = {**fig.layout.to_plotly_json(), "template": _TEMPLATE}
+    spec = fig.to_plotly_json()
+    layout = {**spec["layout"], "template": _TEMPLATE}
     layout.pop("width", None)
-    body = pio.json.to_json_plotly({"data": fig.to_plotly_json()["data"], "layout": layout,
-                                    "config": config})  # fmt: skip
+    body = pio.json.to_json_plotly({"data": spec["data"], "layout": layout, "config": config})
     chart_id = f"chart-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}-{zlib.crc32(body.encode()):08x}"
     html = _DRAW.format(id=chart_id, height=int(layout.get("height") or HEIGHT), spec=_escape(body), load=_LOAD,
                         bundle=BUNDLE)  # fmt: skip

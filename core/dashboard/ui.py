@@ -13,7 +13,7 @@ import streamlit as st
 from ..analysis import findings
 from ..results.provenance import BUNDLED_SWEEP
 from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT  # noqa: F401 - the pages' names for them
-from . import cached, charts, plots
+from . import cached, charts
 from . import selection as _selection
 from .selection import ALL, BEST, LONGEST, size_labels  # noqa: F401 - the pages' and app.py's names for them
 
@@ -220,7 +220,7 @@ def csv_of(df: pd.DataFrame):
 def chart(fig, data: pd.DataFrame, name: str) -> None:
     """The figure (its camera button saves a 2x PNG named for the chart, for slides) and a CSV of its data."""
     config = {"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}, "displaylogo": False}
-    charts.draw(plots.tidy_axes(fig), name, config)
+    charts.draw(fig, name, config)  # tidied as built (plots.style.built_once)
     download(data, name)
 
 

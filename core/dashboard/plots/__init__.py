@@ -248,7 +248,6 @@ def attention_grid(patterns: dict, tokens: list[str]) -> go.Figure:
     return fig
 
 
-@built_once
 def spectra(df: pd.DataFrame, facet: str = "matrix") -> go.Figure:
     """df rows: attention, matrix, index, value (normalised singular values, mean over heads and seeds)."""
     return lines_by_attention(df, "index", "value", facet=facet, log_y=True)
