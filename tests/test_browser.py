@@ -271,9 +271,7 @@ def test_a_charts_camera_button_saves_a_png_named_for_the_chart(server):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1800}).new_page()
-        page.goto(f"{server}/scaling", wait_until="commit")
-        page.wait_for_selector(FINISHED, timeout=90_000)
-        page.wait_for_function(ALL_CHARTS_DRAWN, timeout=90_000)
+        first_draw(page, server, "scaling")  # every chart drawn
         chart = page.locator(".lab-chart").first
         chart.hover()
         with page.expect_download(timeout=30_000) as download:
