@@ -251,7 +251,7 @@ def test_crafted_weights_are_refused_with_a_reason_not_a_crash(tmp_path, trained
 def test_a_reloaded_run_reproduces_its_stored_test_loss_until_pruned(tmp_path):
     import core
     from core.experiments import sweep
-    from core.training.reference import eval_loss
+    from core.training.reference import evaluate
 
     jobs = sweep.plan(["tied_qk"], ["reverse"], 2, TrainConfig(steps=20, eval_every=10, batch_size=8),
                       {"d_model": 16, "n_heads": 2})  # fmt: skip
@@ -262,7 +262,7 @@ def test_a_reloaded_run_reproduces_its_stored_test_loss_until_pruned(tmp_path):
         assert configs["model"].attention == "tied_qk" and configs["train"].lr == row.lr
         x, y, m = make_task(configs["task"]).eval_set("test")
         with torch.no_grad():
-            assert eval_loss(model, x, y, m) == pytest.approx(row.test_loss, rel=1e-5)
+            assert evaluate(model, x, y, m)[0] == pytest.approx(row.test_loss, rel=1e-5)
     weights.drop_weights(tmp_path, [runs.run_id[0]])
     with pytest.raises(ValueError, match="keeps no model"):
         core.load_model(tmp_path, runs.run_id[0])

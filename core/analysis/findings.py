@@ -36,7 +36,7 @@ LOSS_FLOOR = 1e-7  # log of a smaller test loss is taken at this (float32 cross-
 ROBUST = 0.8  # share of seeds an lr (or a scaling setting) must solve to count as solving
 IMPROVING = 0.02  # over the last fifth of training: val loss fell by 2% (relative) or val accuracy rose 2 points
 CELL = ["attention", "task", "n_symbols", "length", "n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "mlp",
-        "steps", "batch_size", "precision"]  # fmt: skip
+        "steps", "batch_size", "precision", "schedule", "until"]  # fmt: skip
 
 
 def _cell(runs: pd.DataFrame) -> list[str]:
@@ -52,13 +52,25 @@ def best_lr(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per cell with the chosen `lr`, its mean validation loss and its number of seeds."""
     if runs.empty:
         return pd.DataFrame(columns=[*CELL, "lr", "val_loss", "n"])
-    df = runs.assign(_val=_val(runs))
-    per_lr = df.groupby([*_cell(df), "lr"], dropna=False).agg(val_loss=("_val", "mean"), n=("seed", "count"))
+    df = runs.assign(_val=_val(runs), _solved=_criterion_solved(runs))
+    df["_solve"] = df.get("solve_step", pd.Series(np.nan, index=df.index)).astype(float).where(df._solved, 0.0)
+    per_lr = df.groupby([*_cell(df), "lr"], dropna=False).agg(
+        val_loss=("_val", "mean"), n=("seed", "count"), _k=("_solved", "sum"), _steps=("_solve", "sum"))
     per_lr = per_lr.reset_index()
     single = per_lr.groupby(_cell(df), dropna=False).lr.transform("count") == 1
     per_lr = per_lr[single | per_lr.val_loss.notna()]  # several lrs and no validation (an old store): no choice
-    per_lr = per_lr.sort_values(["val_loss", "lr"], na_position="last", kind="stable")  # ties: the smaller lr
+    # criterion.lr_score's order (most seeds solved on validation, fewest steps to solve, lowest validation
+    # loss); runs trained to a step count solve nothing here, so for them it is the lowest validation loss
+    per_lr = per_lr.sort_values(["_k", "_steps", "val_loss", "lr"], ascending=[False, True, True, True],
+                                na_position="last", kind="stable")  # fmt: skip
+    per_lr = per_lr.drop(columns=["_k", "_steps"])
     return per_lr.groupby(_cell(df), dropna=False, sort=False).head(1).reset_index(drop=True)
+
+
+def _criterion_solved(runs: pd.DataFrame) -> pd.Series:
+    """Runs that stopped at the criterion (validation accuracy >= SOLVED at PATIENCE evaluations in a row)."""
+    stop = runs.get("stop", pd.Series("cap", index=runs.index))
+    return (stop == "solved") & (runs.get("until", pd.Series("steps", index=runs.index)) == "solved")
 
 
 SIZE = ["n_symbols", "length", "n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "mlp", "precision"]

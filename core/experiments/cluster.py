@@ -94,13 +94,16 @@ def train_task(job, missing, device, progress, index):
     torch.set_num_threads(1)  # one CPU declared, one used
     steps = [0]
 
-    def on_step(_):
-        steps[0] += 1
-        if steps[0] % PROGRESS_EVERY == 0:
-            progress.set.remote(index, steps[0] * len(missing))
+    calls = [0]
+
+    def on_step(n):  # n members trained one step
+        steps[0] += n
+        calls[0] += 1
+        if calls[0] % PROGRESS_EVERY == 0:
+            progress.set.remote(index, steps[0])
 
     results = train_members(job, missing, device, on_step)
-    progress.set.remote(index, steps[0] * len(missing))
+    progress.set.remote(index, steps[0])
     return results
 
 

@@ -111,8 +111,14 @@ def _ensemble(runs: pd.DataFrame, job):
 
 
 def _steps_done(runs: pd.DataFrame, trained: dict) -> dict:
-    """Per job, the share of its steps the ensemble really took: one whose members all diverged stops early."""
-    return {job: min(1.0, _ensemble(runs, job).steps_done / job.train.steps) for job in trained}
+    """Per job, the share of its member-steps really taken: a member stops early when it diverges, solves its
+    task or trains at an lr that can no longer be chosen (core.training.criterion)."""
+    by_id = runs.set_index("run_id")
+    out = {}
+    for job in trained:
+        ids = [rid for rid in job.run_ids().values() if rid in by_id.index]
+        out[job] = min(1.0, by_id.loc[ids].steps_done.mean() / job.train.steps)
+    return out
 
 
 def _step_utilisation(runs: pd.DataFrame, step_flop: dict, peak_per_thread: float) -> float:

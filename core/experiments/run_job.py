@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from ..results import index
+from ..results import index, scratch
 from ..results import store as st
-from ..training.config import ModelConfig, TaskConfig, TrainConfig, run_id
+from ..training.config import ModelConfig, TaskConfig, TrainConfig, run_id, stable_hash
 from ..training.model import count_model_params
 
 Member = tuple[float, int]  # (learning rate, seed)
@@ -35,6 +35,13 @@ class Job:
         """Each member's run id: the hash of (model, task, training config at its lr, seed)."""
         return {(lr, s): run_id(self.model, self.task, self.train_at(lr), s) for lr, s in self.members}
 
+    def lineage(self, member: Member) -> str:
+        """The member's id without its cap: runs of one lineage differ only in `steps`, and under a schedule
+        that does not depend on the cap, a longer one is the shorter one trained on."""
+        lr, seed = member
+        train = {k: v for k, v in self.train_at(lr).to_dict().items() if k != "steps"}
+        return stable_hash({"model": self.model.to_dict(), "task": self.task.to_dict(), "train": train, "seed": seed})
+
 
 def record(job: Job, result, rid: str, command: str | None) -> dict:
     """The summary stored with one run: its configs, outcome, cost and how it was trained."""
@@ -45,6 +52,7 @@ def record(job: Job, result, rid: str, command: str | None) -> dict:
         "task": job.task.to_dict(),
         "train": job.train_at(result.lr).to_dict(),
         "status": result.status,
+        "stop": result.stop,  # why it stopped: solved, cap, pruned (its lr could not be chosen) or diverged
         "final": result.final,
         "params": count_model_params(job.model),
         "train_seconds": result.train_seconds,
@@ -66,32 +74,85 @@ def warm_up(job: Job, device=None) -> None:
     from ..training.train import train_ensemble
 
     if not _warm:
-        train_ensemble(job.model, job.task, replace(job.train, steps=3, eval_every=3), [0], device)
+        train_ensemble(job.model, job.task, replace(job.train, steps=3, eval_every=3, until="steps"), [0], device)
         _warm = True
 
 
-def train_members(job: Job, missing: list[Member], device=None, on_step=None, should_stop=None):
-    """Train the missing members of one job as one ensemble; their RunResults, or None if stopped."""
+def train_members(job: Job, missing: list[Member], device=None, on_step=None, should_stop=None, *, store=None,
+                  resume=None, settled=(), on_stop=None):
+    """Train the missing members of one job as one ensemble; their RunResults, or None if stopped.
+    With a store, the training checkpoints to its scratch folder and goes on from a checkpoint left there."""
+    from ..training.checkpoint import Checkpointer
     from ..training.train import train_ensemble  # torch only when something trains
 
     warm_up(job, device)
     lrs, seeds = [lr for lr, _ in missing], [s for _, s in missing]
-    return train_ensemble(job.model, job.task, job.train, seeds, device, on_step, should_stop, lrs=lrs)
+    ids = job.run_ids()
+    saver = Checkpointer(scratch.checkpoint_path(store, stable_hash([ids[m] for m in missing]))) if store else None
+    return train_ensemble(job.model, job.task, job.train, seeds, device, on_step, should_stop, lrs=lrs,
+                          resume=resume, checkpoint=saver, settled=settled, on_stop=on_stop)  # fmt: skip
 
 
 def store_results(store, job: Job, results, command=None) -> dict:
-    """Write each member's run (atomically, weights first); the counts a sweep adds up."""
+    """Write each member's run (atomically, weights first); the counts a sweep adds up. A criterion run also
+    leaves its lineage record in the scratch folder, from which a longer cap goes on."""
     ids = job.run_ids()
     for r in results:
         metrics = pd.DataFrame(r.metrics, columns=["step", "metric", "value"])
         rid = ids[(r.lr, r.seed)]
         state = {k: v.numpy() for k, v in r.state_dict.items()} or None
         st.write_run(store, record(job, r, rid, command), metrics, r.head_weights, r.patterns, r.examples, state)
+        if job.train.until == "solved":
+            scratch.write_lineage(store, job.lineage((r.lr, r.seed)), job.train.steps, r)
     index.append(store, [ids[(r.lr, r.seed)] for r in results])  # one index segment per job (core.results.index)
-    return {"trained": len(results), "diverged": sum(r.status == "diverged" for r in results)}
+    counts = {"trained": len(results), "diverged": sum(r.status == "diverged" for r in results)}
+    if job.train.until == "solved":  # why each stopped: what a sweep to a criterion reports
+        counts.update({k: sum(r.stop == k for r in results) for k in ("solved", "cap", "pruned")})
+    return counts
 
 
-def train_job(store, job: Job, missing: list[Member], device=None, command=None, on_step=None, should_stop=None):
-    """Train the missing members of one job as one ensemble and store each run; None if stopped."""
-    results = train_members(job, missing, device, on_step, should_stop)
-    return None if results is None else store_results(store, job, results, command)
+def train_job(store, job: Job, missing: list[Member], device=None, command=None, on_step=None, should_stop=None,
+              on_stop=None):
+    """Train the missing members of one job and store each run; None if stopped.
+
+    Under until="solved", a member whose shorter-capped run is recorded in the scratch folder is not trained
+    anew: stopped before its old cap (solved, pruned, diverged), it is the same run and is stored again under
+    the new cap; stopped at its old cap, it goes on from its saved state. The cell's stored members count
+    towards the rule that stops an lr which can no longer be chosen."""
+    if job.train.until != "solved":
+        results = train_members(job, missing, device, on_step, should_stop, store=store, on_stop=on_stop)
+        return None if results is None else store_results(store, job, results, command)
+    prior = {m: scratch.read_lineage(store, job.lineage(m), job.train.steps) for m in missing}
+    copied = [p["result"] for p in prior.values() if p and p["result"].stop != "cap"]
+    counts = store_results(store, job, copied, command) if copied else {"trained": 0, "diverged": 0}
+    by_start: dict[int, list[Member]] = {}
+    for m in missing:
+        p = prior[m]
+        if not p or p["result"].stop == "cap":
+            by_start.setdefault(p["result"].steps_done if p else 0, []).append(m)
+    for start, members in sorted(by_start.items(), reverse=True):  # go on from saved states first: cheaper
+        resume = [prior[m]["result"].resume for m in members] if start else None
+        settled = _settled(store, job, members)
+        results = train_members(job, members, device, on_step, should_stop, store=store, resume=resume,
+                                settled=settled, on_stop=on_stop)  # fmt: skip
+        if results is None:
+            return None
+        done = store_results(store, job, results, command)
+        counts = {k: counts.get(k, 0) + v for k, v in done.items()}
+    return counts
+
+
+def _settled(store, job: Job, training: list[Member]) -> list[tuple[float, int | None]]:
+    """(lr, solve step or None) of the job's members stored already, for the rule that stops a hopeless lr."""
+    out = []
+    for m, rid in job.run_ids().items():
+        if m in training:
+            continue
+        try:
+            meta = st.read_run_meta(st.run_path(store, rid))
+        except (OSError, ValueError):
+            continue
+        solve = (meta.get("final") or {}).get("solve_step")
+        solved = meta.get("stop") == "solved" and solve is not None and solve == solve
+        out.append((m[0], int(solve) if solved else None))
+    return out

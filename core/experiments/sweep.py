@@ -82,11 +82,13 @@ def run(
     should_stop: Callable[[], bool] | None = None,
     workers: int = 1,
     ray: str | None = None,
+    on_stop: Callable[[str, int], None] | None = None,
 ) -> dict:
     """Train what is missing. Returns counts: trained, skipped (already stored), claimed (being trained
     by another sweep right now), diverged, failed (jobs given up on), cancelled.
 
-    on_step(n) is called as training advances n member-steps. workers > 1 trains that many jobs at
+    on_step(n) is called as training advances n member-steps; on_stop(why, steps_left) as a member stops
+    (core.training.criterion.STOPS), steps_left before its cap (not from Ray). workers > 1 trains that many jobs at
     once in worker processes (core.experiments.workers); `ray` (local or HOST:PORT) trains every job as a task
     on a Ray cluster instead (core.experiments.cluster). should_stop is for the in-process sweep only.
     Raises SweepError (one line) when the store cannot be written or the cluster reached: every
@@ -109,19 +111,15 @@ def run(
             if workers > 1 or ray:
                 todo.append((job, mine))
                 continue
-            step = _member_steps(on_step, len(mine))
-            done = train_job(store, job, mine, device, command, step, should_stop)
+            done = train_job(store, job, mine, device, command, on_step, should_stop, on_stop)
             if done is None:
                 counts["cancelled"] = True
                 break
-            counts["trained"] += done["trained"]
-            counts["diverged"] += done["diverged"]
+            _add(counts, done)
         if todo:
             todo.sort(key=lambda t: cost(t[0], len(t[1])), reverse=True)  # longest first
-            for done in _engine(store, todo, device, command, workers, ray, on_step):
-                counts["trained"] += done.get("trained", 0)
-                counts["diverged"] += done.get("diverged", 0)
-                counts["failed"] += done.get("failed", [])
+            for done in _engine(store, todo, device, command, workers, ray, on_step, on_stop):
+                _add(counts, done)
     except ClusterError as err:
         raise SweepError(str(err)) from None
     except OSError as err:
@@ -139,6 +137,12 @@ def run(
     return counts
 
 
+def _add(counts: dict, done: dict) -> None:
+    """A job's counts into the sweep's: trained, diverged, failed, and why criterion runs stopped."""
+    for k, v in done.items():
+        counts[k] = counts.get(k, 0 if k != "failed" else []) + v
+
+
 def _compact_index(store) -> None:
     """Merge the sweep's per-job index segments into one; a failure here costs read speed, never runs."""
     try:
@@ -147,19 +151,14 @@ def _compact_index(store) -> None:
         warnings.warn(f"could not compact the runs index of {store}: {_one_line(err)}", stacklevel=3)
 
 
-def _member_steps(on_step, members: int):
-    """The ensemble's per-step callback as member-steps: one step trains every member."""
-    return (lambda _: on_step(members)) if on_step else None
-
-
-def _engine(store, todo, device, command, workers, ray, on_step) -> list[dict]:
+def _engine(store, todo, device, command, workers, ray, on_step, on_stop) -> list[dict]:
     if ray:
         from .cluster import run_ray
 
         return run_ray(store, todo, device, command, ray, on_step)
     from .workers import run_parallel
 
-    return run_parallel(store, todo, device, command, min(workers, len(todo)), on_step)
+    return run_parallel(store, todo, device, command, min(workers, len(todo)), on_step, on_stop=on_stop)
 
 
 def summary_table(runs: pd.DataFrame) -> pd.DataFrame:

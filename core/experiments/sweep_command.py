@@ -9,6 +9,7 @@ from ..flags import DEFAULT_STORE, MAX_WORKERS, bounded_int, choice, flag_error,
 from ..flags import device as device_flag
 from ..results import store as st
 from ..training.config import LR_GRID, PRECISIONS, TrainConfig
+from ..training.criterion import PATIENCE, SCHEDULES, SOLVED, UNTIL
 from ..training.device import bf16_matmul_native, default_device
 from ..training.task_specs import TASK_NAMES as TASKS
 from . import sweep
@@ -36,7 +37,15 @@ def add_sweep(sub):
         help="seeds 0..N-1; every seed x lr trains together as one ensemble (default 3)",
     )
     p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
-    p.add_argument("--steps", type=bounded_int("steps", 10**7), default=None, help="optimizer steps (default 800)")
+    p.add_argument("--steps", type=bounded_int("steps", 10**7), default=None,
+                   help="optimizer steps (default 800); with --until solved, the cap")
+    p.add_argument("--until", type=choice("until", UNTIL), default="steps",
+                   help=f"steps: train every run for --steps; solved: a run stops once its validation accuracy is "
+                   f">= {SOLVED} at {PATIENCE} evaluations in a row, or at the cap, an lr that can no longer be "
+                   "chosen stops too, and a rerun with a larger --steps extends the stored runs (default steps)")
+    p.add_argument("--schedule", type=choice("schedule", SCHEDULES), default=None,
+                   help="after the warmup: cosine (decays to the last step) or constant (default: constant with "
+                   "--until solved, else cosine)")  # fmt: skip
     p.add_argument("--batch-size", type=bounded_int("batch-size", 65536), default=None)
     p.add_argument(
         "--lr",
@@ -80,7 +89,8 @@ def plan_jobs(args, parser) -> list:
     """The sweep's jobs from its flags; a config the flags make invalid is one line naming the flag (exit 2)."""
     train_kw = {k: getattr(args, k) for k in ("steps", "batch_size", "eval_every") if getattr(args, k) is not None}
     lrs = args.lr or [TrainConfig().lr]
-    train_kw.update(lr=lrs[0], precision=args.precision)
+    train_kw.update(lr=lrs[0], precision=args.precision, until=args.until)
+    train_kw["schedule"] = args.schedule or ("constant" if args.until == "solved" else "cosine")
     task_kw = {k: getattr(args, k) for k in ("length", "n_symbols") if getattr(args, k) is not None}
     model_kw = {k: getattr(args, k) for k in ("n_layers", "d_model", "n_heads", "d_head", "n_kv_heads")}
     model_kw = {k: v for k, v in model_kw.items() if v is not None}
@@ -121,8 +131,22 @@ def cmd_sweep(args, parser):
             bar.set_postfix_str(f"{job.task.name}/{job.model.attention}")
         bar.update((len(job.members) - n_missing) * steps)  # stored already, or another sweep's
 
-    run = partial(sweep.run, args.store, jobs, args.device if args.ray else device, on_job=on_job,
-                  on_step=bar.update, workers=workers, ray=args.ray)  # fmt: skip
+    members = {"training": 0, "solved": 0, "cap": 0, "pruned": 0, "diverged": 0}
+
+    def on_stop(why: str, steps_left: int) -> None:  # the bar's total follows the members still learning
+        members[why] = members.get(why, 0) + 1
+        members["training"] -= 1
+        bar.total -= steps_left
+        if args.until == "solved":
+            bar.set_postfix_str(criterion_postfix(members), refresh=False)
+        bar.refresh()
+
+    def on_job_counted(job, n_missing):
+        members["training"] += n_missing
+        on_job(job, n_missing)
+
+    run = partial(sweep.run, args.store, jobs, args.device if args.ray else device, on_job=on_job_counted,
+                  on_step=bar.update, workers=workers, ray=args.ray, on_stop=on_stop)  # fmt: skip
     threads = workers * threads_per_worker(workers)  # all the sweep uses (1 worker: this process's)
     load_runs = cache(lambda: st.load_runs(args.store))  # read once, after the sweep: for its report and its table
     try:
@@ -148,6 +172,12 @@ def cmd_sweep(args, parser):
         sys.exit(1)
 
 
+def criterion_postfix(members: dict) -> str:
+    """Members still training, solved, censored at the cap, stopped with an lr that cannot be chosen."""
+    return (f"training {members['training']} · solved {members['solved']} · censored {members['cap']} · "
+            f"lr dropped {members['pruned']}" + (f" · diverged {members['diverged']}" if members["diverged"] else ""))
+
+
 def print_outcome(args, jobs, runs, counts) -> None:
     """The swept cells at their best lr, and what was trained, skipped or left to another sweep."""
     wanted = {rid for j in jobs for rid in j.run_ids().values()}
@@ -157,9 +187,11 @@ def print_outcome(args, jobs, runs, counts) -> None:
     print(
         table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}") if not table.empty else "no finished runs"
     )
+    stops = (f"; {counts['solved']} solved, {counts['cap']} censored at the cap, {counts['pruned']} stopped with an "
+             "lr that could not be chosen" if "solved" in counts else "")  # fmt: skip
     print(
-        f"trained {counts['trained']} runs ({counts['diverged']} diverged), skipped {counts['skipped']} already stored"
-        + (f", {counts['claimed']} being trained by another sweep" if counts["claimed"] else "")
+        f"trained {counts['trained']} runs ({counts['diverged']} diverged{stops}), skipped {counts['skipped']} "
+        "already stored" + (f", {counts['claimed']} being trained by another sweep" if counts["claimed"] else "")
     )
 
 

@@ -76,14 +76,15 @@ def _train(store, index, job, missing, device, command) -> dict:
     from .run_job import train_job
 
     _progress.put(("start", index))
-    return train_job(store, job, missing, device, command, on_step=lambda _: _progress.put(len(missing)))
+    return train_job(store, job, missing, device, command, on_step=_progress.put,
+                     on_stop=lambda why, left: _progress.put(("stop", why, left)))
 
 
 def _label(job) -> str:
     return f"{job.task.name}/{job.model.attention}"
 
 
-def run_parallel(store, todo, device, command, workers: int, on_step=None, train=_train) -> list[dict]:
+def run_parallel(store, todo, device, command, workers: int, on_step=None, train=_train, on_stop=None) -> list[dict]:
     """Train each (job, missing members) in `todo` on a pool of `workers` processes; returns their counts.
     A job that a dying worker took down twice comes back as {"failed": [label]}. `train` is what a worker
     runs for one job (a module-level function, as _train)."""
@@ -99,7 +100,10 @@ def run_parallel(store, todo, device, command, workers: int, on_step=None, train
                 item = progress.get(timeout=0.1)
             except queue.Empty:
                 continue
-            if isinstance(item, tuple):
+            if isinstance(item, tuple) and item[0] == "stop":
+                if on_stop:
+                    on_stop(item[1], item[2])
+            elif isinstance(item, tuple):
                 started.add(item[1])
             elif on_step:
                 on_step(item)  # member-steps

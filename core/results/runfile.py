@@ -36,7 +36,12 @@ RUN_COLUMNS = [
     "batch_size",
     "lr",
     "precision",
+    "schedule",
+    "until",
     "status",
+    "stop",
+    "solve_step",
+    "stop_step",
     "val_loss",
     "val_acc",
     "test_loss",
@@ -177,7 +182,13 @@ def run_row(meta: dict) -> dict:
         "batch_size": tr["batch_size"],
         "lr": tr["lr"],
         "precision": tr.get("precision", "fp32"),  # absent: fp32, the default (left out of the run id)
+        "schedule": tr.get("schedule", "cosine"),  # absent: the defaults (left out of the run id)
+        "until": tr.get("until", "steps"),
         "status": meta["status"],
+        # why it stopped (core.training.criterion.STOPS); absent: trained to its steps, or diverged
+        "stop": meta.get("stop", "diverged" if meta["status"] == "diverged" else "cap"),
+        "solve_step": final.get("solve_step"),  # first evaluation at validation accuracy >= SOLVED (criterion runs)
+        "stop_step": final.get("stop_step", meta["steps_done"]),
         "val_loss": final.get("val_loss"),  # absent (None) in stores made before the split
         "val_acc": final.get("val_acc"),
         "test_loss": final.get("test_loss"),

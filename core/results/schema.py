@@ -71,6 +71,8 @@ def check_run_meta(meta: dict) -> None:
             value = value[key]
         if not _is(value, kind):
             raise ValueError(f"{'.'.join(path)}: must be {kind}, got {value!r:.40}")
+    if not isinstance(meta.get("stop", ""), str):
+        raise ValueError(f"stop: must be text, got {meta['stop']!r:.40}")
     for key, value in (meta.get("final") or {}).items():
         if value is not None and not _is(value, NUMBER):
             raise ValueError(f"final.{key}: must be a number, got {value!r:.40}")

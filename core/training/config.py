@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from . import task_specs
+from .criterion import SCHEDULES, UNTIL
 from .task_specs import EVAL_SIZE, TEST_SEED, VAL_SEED
 
 # Upper bounds far beyond anything this lab trains, so a typo is one clear error, not an overflow.
@@ -42,8 +43,13 @@ def stable_hash(payload: dict, n: int = 16) -> str:
 
 
 class _Config:
+    # Fields added after runs were first stored, with the default they had implicitly before: one rule for
+    # every config, so a stored run keeps its id: such a field is hashed (and stored) only off its default.
+    LATER: dict = {}
+
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        return {k: v for k, v in d.items() if k not in self.LATER or v != self.LATER[k]}
 
     @property
     def key(self) -> str:
@@ -115,19 +121,28 @@ class TrainConfig(_Config):
     steps: int = 800  # standard reaches >= 95% eval accuracy on every task by then
     batch_size: int = 32
     lr: float = 3e-3  # a sweep trains a grid of them (LR_GRID) and compares each parameterization at its best
-    warmup: int = 50  # linear warmup steps, then cosine decay to lr_min_ratio * lr
-    lr_min_ratio: float = 0.1
+    warmup: int = 50  # linear warmup steps, then the schedule
+    lr_min_ratio: float = 0.1  # cosine: decays to lr_min_ratio * lr at `steps`
     weight_decay: float = 0.01  # AdamW, applied to matrices only (not norms, biases)
     grad_clip: float | None = 1.0  # per-run global grad-norm clip; None turns it off
     eval_every: int = 25
     # "bf16": forward and loss under bfloat16 autocast (matmuls in bf16; softmax, LayerNorm, cross-entropy,
     # parameters, gradients, AdamW state and clipping stay float32). fp32 is the reference.
     precision: str = "fp32"
+    # "constant": warmup, then a constant lr: a run's trajectory does not depend on `steps` (core.training.criterion)
+    schedule: str = "cosine"
+    until: str = "steps"  # "solved": a member stops once it solves its task on validation; `steps` is the cap
+
+    LATER = {"precision": "fp32", "schedule": "cosine", "until": "steps"}
 
     def __post_init__(self):
         _positive_int(self, "steps", "batch_size", "eval_every")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision: unknown {self.precision!r}; allowed: {', '.join(PRECISIONS)}")
+        for name, allowed in (("precision", PRECISIONS), ("schedule", SCHEDULES), ("until", UNTIL)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}: unknown {getattr(self, name)!r}; allowed: {', '.join(allowed)}")
+        if self.until == "solved" and self.schedule != "constant":
+            raise ValueError("schedule: until='solved' needs 'constant' (a cosine decay ends at the cap, so the "
+                             "run would depend on it)")
         _positive_float(self, "lr", "lr_min_ratio")
         if not isinstance(self.warmup, int) or self.warmup < 0:
             raise ValueError(f"warmup: must be a non-negative integer, got {self.warmup!r}")
@@ -135,14 +150,8 @@ class TrainConfig(_Config):
             raise ValueError(f"weight_decay: must be >= 0, got {self.weight_decay!r}")
         if self.grad_clip is not None:
             _positive_float(self, "grad_clip")
-
-
-    def to_dict(self) -> dict:
-        """fp32 (the default) is left out, so every run stored before precision existed keeps its run id."""
-        d = super().to_dict()
-        if d["precision"] == "fp32":
-            del d["precision"]
-        return d
+        if self.until == "solved" and self.steps <= self.warmup:
+            raise ValueError(f"steps: the cap must be above the warmup ({self.warmup} steps), got {self.steps}")
 
 
 # The default learning-rate grid (`--lr grid`): half-decade steps from 3e-4 to 1e-2.
