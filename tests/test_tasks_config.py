@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from core.training.config import ModelConfig, TaskConfig, TrainConfig, run_id
-from core.training.tasks import TASKS, make_task
+from core.training.task_specs import TASK_SPECS
+from core.training.tasks import TASKS, chance_levels, make_task
 
 
 def gen(seed):
@@ -30,7 +31,8 @@ def test_task_shapes_vocab_and_determinism(name):
 
 @pytest.mark.parametrize("name", list(TASKS))
 def test_validation_and_test_are_disjoint_from_each_other_and_from_training(name):
-    small = TaskConfig(name, n_symbols=4, length=3, eval_size=8)  # 24-64 possible sequences: collisions are common
+    length = max(3, TASK_SPECS[name].min_length)
+    small = TaskConfig(name, n_symbols=4, length=length, eval_size=8)  # few possible sequences: collisions are common
     task = make_task(small if name != "associative_recall" else TaskConfig(name))
     val, test = (task.eval_set(s)[0] for s in ("val", "test"))
     held = {tuple(r) for r in val.tolist()}
@@ -67,10 +69,22 @@ def test_reverse_and_sort_answers():
         assert torch.equal(y[m].view(16, L), f(x[:, :L]))
 
 
-def test_induction_answers_are_the_repeat():
-    task, x, y, m = answers("induction")
-    L = task.L
-    assert torch.equal(x[:, :L], x[:, L:]) and torch.equal(y[m].view(16, L - 1), x[:, 1:L])
+def test_induction_answers_the_token_after_the_first_occurrence_at_varying_offsets():
+    task = make_task(TaskConfig("induction"))
+    x, y, m = task.sample(512, gen(3))
+    L, offsets = task.L, []
+    for row, target, mask in zip(x, y, m):
+        for t in mask.nonzero().flatten().tolist():
+            first = row[:L].tolist().index(row[t].item())  # A's one occurrence in the context
+            assert target[t] == row[first + 1] and first + 1 < L
+            offsets.append(t - first)
+    assert len(set(offsets)) > L  # the offset back to A varies from query to query
+    chance = chance_levels("induction")["in_context"]
+    for d in set(offsets):  # a copier at any one fixed offset does no better than copying a random context token
+        idx = torch.arange(L, x.shape[1])  # the query half
+        src = (idx - d + 1).clamp(min=0)  # the token after the position d back
+        hits = (x[:, src] == y[:, idx])[m[:, L:]].float().mean().item()
+        assert hits <= chance + 0.05, d
 
 
 def test_associative_recall_answers_are_the_values():
@@ -98,6 +112,7 @@ def test_histogram_answers_are_counts():
         (lambda: ModelConfig(mlp="yes"), "mlp"),
         (lambda: TaskConfig("nope"), "task"),
         (lambda: TaskConfig("induction", n_symbols=4, length=8), "length"),
+    (lambda: TaskConfig("induction", length=3), "length"),  # too short for its offsets to vary
         (lambda: TaskConfig("sort", eval_size=0), "eval_size"),
         (lambda: TrainConfig(steps=0), "steps"),
         (lambda: TrainConfig(lr=-1.0), "lr"),

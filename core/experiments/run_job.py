@@ -81,16 +81,40 @@ def warm_up(job: Job, device=None) -> None:
 def train_members(job: Job, missing: list[Member], device=None, on_step=None, should_stop=None, *, store=None,
                   resume=None, settled=(), on_stop=None):
     """Train the missing members of one job as one ensemble; their RunResults, or None if stopped.
-    With a store, the training checkpoints to its scratch folder and goes on from a checkpoint left there."""
+    With a store, the training checkpoints to its scratch folder under the job's key, and a checkpoint left
+    there by a killed sweep is gone on from, with every member it trained (so the members train in the same
+    ensemble as before and end bit-identical), however many of them were stored before the kill."""
     from ..training.checkpoint import Checkpointer
     from ..training.train import train_ensemble  # torch only when something trains
 
     warm_up(job, device)
-    lrs, seeds = [lr for lr, _ in missing], [s for _, s in missing]
-    ids = job.run_ids()
-    saver = Checkpointer(scratch.checkpoint_path(store, stable_hash([ids[m] for m in missing]))) if store else None
-    return train_ensemble(job.model, job.task, job.train, seeds, device, on_step, should_stop, lrs=lrs,
-                          resume=resume, checkpoint=saver, settled=settled, on_stop=on_stop)  # fmt: skip
+    saver, members = None, list(missing)
+    if store is not None:
+        start = resume[0]["step"] if resume else 0
+        saver = Checkpointer(scratch.checkpoint_path(store, stable_hash([sorted(job.run_ids().values()), start])))
+        before = [tuple(m) for m in saver.members() or []]
+        members = before if before and set(missing) <= set(before) else members
+        if resume and not set(members) <= set(missing):  # the saved states cover the missing members only
+            members = list(missing)
+    resume = resume and [resume[missing.index(m)] for m in members]
+    lrs, seeds = [lr for lr, _ in members], [s for _, s in members]
+    results = train_ensemble(job.model, job.task, job.train, seeds, device, on_step, should_stop, lrs=lrs,
+                             resume=resume, checkpoint=saver, settled=settled, on_stop=on_stop)  # fmt: skip
+    if results is None:
+        return None
+    want = set(missing)
+    results = [r for r in results if (r.lr, r.seed) in want]
+    if saver is not None:
+        results = _Cleared(results, saver)
+    return results
+
+
+class _Cleared(list):
+    """Results whose checkpoint is removed once store_results has written them."""
+
+    def __init__(self, results, saver):
+        super().__init__(results)
+        self.saver = saver
 
 
 def store_results(store, job: Job, results, command=None) -> dict:
@@ -105,6 +129,8 @@ def store_results(store, job: Job, results, command=None) -> dict:
         if job.train.until == "solved":
             scratch.write_lineage(store, job.lineage((r.lr, r.seed)), job.train.steps, r)
     index.append(store, [ids[(r.lr, r.seed)] for r in results])  # one index segment per job (core.results.index)
+    if isinstance(results, _Cleared):
+        results.saver.clear()
     counts = {"trained": len(results), "diverged": sum(r.status == "diverged" for r in results)}
     if job.train.until == "solved":  # why each stopped: what a sweep to a criterion reports
         counts.update({k: sum(r.stop == k for r in results) for k in ("solved", "cap", "pruned")})

@@ -34,6 +34,11 @@ class Checkpointer:
         os.replace(tmp, self.path)  # a kill mid-save leaves the previous checkpoint whole
         self._last = time.monotonic()
 
+    def members(self) -> list | None:
+        """The (lr, seed) members the saved training trains, or None."""
+        saved = self.load()
+        return saved.get("members") if saved else None
+
     def load(self) -> dict | None:
         """The saved state, or None if there is none or it cannot be read (then the training starts over)."""
         try:

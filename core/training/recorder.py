@@ -100,6 +100,11 @@ class Recorder:
             stopping += self._hopeless(still, step)
         return stopping
 
+    def hopeless_now(self, members: list[int], step: int) -> list[int]:
+        """At a resumed run's first step: the members whose lr the cell's settled members already rule out,
+        as they would have been at this evaluation had the run not stopped at its old cap."""
+        return self._hopeless(list(members), step) if self.until == "solved" and self.prune else []
+
     def _hopeless(self, still: list[int], step: int) -> list[int]:
         """Members of every lr that can no longer be chosen on validation (criterion.hopeless)."""
         by_lr: dict[float, list[int]] = {}
@@ -119,6 +124,7 @@ class Recorder:
                 open_[lr] = (best_possible(solve, bounds), running)
             else:
                 finished.append(lr_score(solve))
+        finished += [lr_score(solve) for lr, solve in settled_by_lr.items() if lr not in by_lr]  # trained before
         out = []
         for candidate, running in open_.values():
             if hopeless(candidate, finished):

@@ -16,6 +16,7 @@ class TaskSpec(NamedTuple):
     length: int  # default items per sequence (key-value pairs for associative_recall)
     description: str
     distinct: bool = False  # a sequence holds `length` different symbols, so length <= n_symbols
+    min_length: int = 1  # the smallest length the task can pose a question with
 
 
 # Insertion order is the display order on every page.
@@ -23,7 +24,10 @@ TASK_SPECS: dict[str, TaskSpec] = {
     "associative_recall": TaskSpec(
         "AssociativeRecall", 32, 8, "key-value pairs, then queries whose answers are the values (MQAR)", True
     ),
-    "induction": TaskSpec("Induction", 32, 12, "a random sequence repeated; predict the second copy", True),
+    "induction": TaskSpec(
+        "Induction", 32, 12, "distinct tokens, then some of their bigrams [A][B] again: at A, predict B", True,
+        min_length=4,
+    ),
     "reverse": TaskSpec("Reverse", 16, 10, "a sequence, a separator, the sequence reversed"),
     "sort": TaskSpec("Sort", 16, 10, "a sequence, a separator, the sequence sorted"),
     "histogram": TaskSpec("Histogram", 8, 10, "for each token, how many times it occurs in the sequence"),
@@ -39,5 +43,8 @@ def get_spec(name: str) -> TaskSpec:
 
 def check(cfg) -> None:
     """Raise a one-line ValueError for sizes the task cannot use."""
-    if get_spec(cfg.name).distinct and cfg.length > cfg.n_symbols:
+    spec = get_spec(cfg.name)
+    if spec.distinct and cfg.length > cfg.n_symbols:
         raise ValueError(f"length: at most n_symbols={cfg.n_symbols} distinct symbols, got {cfg.length}")
+    if cfg.length < spec.min_length:
+        raise ValueError(f"length: {cfg.name} needs {spec.min_length} to n_symbols={cfg.n_symbols}, got {cfg.length}")

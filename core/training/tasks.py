@@ -112,17 +112,31 @@ class AssociativeRecall(Task):
 
 
 class Induction(Task):
-    """A random sequence of distinct tokens, repeated: predict the second copy (induction heads)."""
+    """Induction (Olsson et al. 2022): L distinct random tokens, then L // 3 repeated bigrams [A][B], each A a
+    random context token and B the one that followed it there; at each repeated A, predict B. The offset
+    back to A's first occurrence varies from query to query, so no positional lookup answers it: a head must
+    find the position whose previous token is A (a previous-token head composed with an induction head).
+    The bigrams never overlap in the context, so every A and B is a different token: one answer per query."""
 
     vocab_size = property(lambda self: self.n)
-    seq_len = property(lambda self: 2 * self.L)
+    seq_len = property(lambda self: self.L + 2 * self.queries)
+    queries = property(lambda self: max(1, self.L // 3))
 
     def answers(self):
         return range(self.n)
 
     def sample(self, n, gen):
-        s = self._distinct(n, self.L, gen)
-        return self._next_token(torch.cat([s, s], 1), self.L, 2 * self.L - 2)
+        L, Q = self.L, self.queries
+        context = self._distinct(n, L, gen)  # (n, L)
+        # Q positions with gaps >= 2 (Q of L - Q, sorted, the i-th moved i on), asked in random order
+        first = torch.rand(n, L - Q, generator=gen).argsort(-1)[:, :Q].sort(-1).values + torch.arange(Q)
+        first = first.gather(1, torch.rand(n, Q, generator=gen).argsort(-1))  # (n, Q)
+        a, b = context.gather(1, first), context.gather(1, first + 1)  # (n, Q) each
+        x = torch.cat([context, torch.stack([a, b], -1).reshape(n, 2 * Q)], 1)  # (n, L + 2Q)
+        x, targets, _ = self._next_token(x, 0, 0)
+        mask = torch.zeros_like(x, dtype=torch.bool)
+        mask[:, L::2] = True  # each repeated A predicts its B
+        return x, targets, mask
 
 
 class Reverse(Task):

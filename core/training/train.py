@@ -14,6 +14,7 @@ divergence, stopping), core.training.checkpoint (saving and resuming a training)
 
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 
 import torch
 
@@ -62,7 +63,8 @@ def train_ensemble(
 
     on_step(n): n members trained one step. on_stop(why, steps_left): a member stopped, steps_left before the cap.
     resume: per member, the `RunResult.resume` of a shorter-capped run it goes on from (all at one step).
-    checkpoint: saves the whole training every few minutes and, if one was saved, starts from it.
+    checkpoint: saves the whole training every few minutes and, if one was saved for these members, starts from
+    it; at the end it holds the results until the caller, having stored them, clears it.
     settled: (lr, solve step or None) of the cell's members trained before, for the lr-stopping rule.
     prune: under until="solved", stop the members of an lr that can no longer be chosen (False: the tests'
     full run, against which pruning is checked).
@@ -84,6 +86,10 @@ def train_ensemble(
         for s in gens:
             gens[s].set_state(next(r["generator"] for r, seed in zip(resume, seeds) if seed == s))
     saved = checkpoint.load() if checkpoint else None
+    if saved and saved.get("members") != [(lr, s) for lr, s in zip(lrs, seeds)]:
+        saved = None  # another set of members: not this training's
+    if saved and saved.get("done"):  # finished, not yet stored when it was stopped
+        return [RunResult(**r) for r in saved["results"]]
     if saved:
         start, states, alive = saved["step"], saved["states"], saved["alive"]
         rec.load(saved["recorder"])
@@ -123,6 +129,8 @@ def train_ensemble(
 
     if start == 0 and not saved:
         drop(evaluate(0), 0)
+    elif not saved:  # going on from a shorter cap: an lr ruled out at that evaluation stops there
+        drop(rec.hopeless_now(ens.order, start), start)
     step = start
     while len(ens) and step < train_cfg.steps:
         step += 1
@@ -144,13 +152,13 @@ def train_ensemble(
                 return None
             if checkpoint and len(ens) and checkpoint.due():
                 clock["elapsed"] = time.perf_counter() - t0
-                checkpoint.save(_snapshot(step, ens, rec, gens, clock, results))
+                checkpoint.save({**_snapshot(step, ens, rec, gens, clock, results), "members": list(zip(lrs, seeds))})
     seconds = time.perf_counter() - t0
     for r in results:
         r.train_seconds, r.step_seconds, r.tokens_per_s = seconds, clock["steps"], clock["seen"] / max(seconds, 1e-9)
         r.threads = torch.get_num_threads()
-    if checkpoint:
-        checkpoint.clear()
+    if checkpoint:  # kept until the caller has stored every result (Checkpointer.clear)
+        checkpoint.save({"done": True, "members": list(zip(lrs, seeds)), "results": [asdict(r) for r in results]})
     return results
 
 
