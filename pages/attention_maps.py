@@ -64,3 +64,28 @@ table.columns = [f"layer {c}" for c in table.columns]
 st.dataframe(table.round(3), width="stretch")
 ui.download(diag, f"diagonal-{task}-s{seed}")
 st.caption("Mean weight a position puts on itself, over heads, positions and the stored examples.")
+
+st.subheader("Previous-token and induction heads")
+scores = ui.table("analysis", "heads")
+scores = scores[scores.run_id.isin(sel.run_id)] if not scores.empty else scores
+if scores.empty:
+    st.info("No head scores for these runs: `python -m core baselines` computes them for every run whose model "
+            "is kept.")  # fmt: skip
+else:
+    names = sel.set_index("run_id").attention
+    scores = scores.assign(attention=scores.run_id.map(names), head=scores["layer"].astype(str) + "." +
+                           scores["head"].astype(str))  # fmt: skip
+    for metric, label in (("prev_token", "previous-token score"), ("induction", "induction (prefix-matching) score")):
+        wide = scores[scores.metric == metric].pivot_table(index="attention", columns="head", values="value")
+        wide = wide.loc[plots.ordered(wide.index)]
+        wide.columns = [f"L{c.replace('.', ' H')}" for c in wide.columns]
+        st.markdown(f"**{label}** (layer L, head H)")
+        st.dataframe(wide.round(2), width="stretch")
+    ui.download(scores, f"head-scores-{task}-s{seed}")
+    st.caption(
+        "On 64 held-out sequences of random tokens repeated once, from each run's kept model: the mean attention "
+        "a position pays to the one before it (previous-token), and a token of the second copy pays to the "
+        "position after that token's first occurrence (induction). Uniform attention scores about 1 / position; "
+        "an induction head in layer 1 reading a previous-token head in layer 0 is the two-layer circuit of "
+        "Olsson et al. (2022)."
+    )

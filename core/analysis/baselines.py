@@ -16,6 +16,8 @@
 - STORE/analysis/solve_steps.parquet: findings.time_to_solve of every run (NaN where it never solves), so the
   Learning rate page reads one small table instead of every run's validation curve; a run missing there is
   computed by the page from its curve, with the same function.
+- STORE/analysis/heads.parquet: heads.head_scores (previous-token and induction scores per layer and head) of
+  every run whose whole model is kept, so the Attention maps page reads a table instead of running models.
 - STORE/analysis/chance.parquet: core.training.tasks.chance_levels of every task at its default size (task,
   guesser, accuracy), so the pages draw chance lines without loading torch.
 """
@@ -31,7 +33,7 @@ from ..results import weights
 from ..training.config import ModelConfig
 from ..training.tasks import TASKS, chance_levels
 from ..training.train import init_model
-from . import findings, similarity
+from . import findings, heads, similarity
 
 SAMPLES = 8  # fresh initialisations per parameterization and size for the random baseline
 BASE_SEED = 10_000  # apart from the seeds sweeps use
@@ -100,6 +102,22 @@ def solve_steps(store, run_ids) -> pd.DataFrame:
     return pd.DataFrame({"run_id": list(run_ids), "solve_step": [float(steps.get(r, float("nan"))) for r in run_ids]})
 
 
+def head_scores(store, run_ids) -> pd.DataFrame:
+    """heads.head_scores of each run whose model is kept and loads (run_id, layer, head, metric, value)."""
+    from ..results.models import load_model
+
+    parts = []
+    for rid in run_ids:
+        if not st.model_path(store, rid).is_file():
+            continue
+        try:
+            model, _ = load_model(store, rid)
+        except Exception:  # noqa: BLE001 - truncated, foreign, crafted: left out, as trained_analyses does
+            continue
+        parts.append(heads.head_scores(model, run_id=rid))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
 def chance_frame() -> pd.DataFrame:
     """(task, guesser, accuracy) for every task at its default size."""
     rows = [(task, guesser, acc) for task in TASKS for guesser, acc in chance_levels(task).items()]
@@ -118,12 +136,14 @@ def cmd_baselines(args, parser):
     st.write_named(args.store, "analysis", "chance", chance_frame())
     st.write_named(args.store, "analysis", "solve_steps", solve_steps(args.store, list(runs.run_id)))
     trained, spectra = trained_analyses(args.store, runs.run_id)
-    for name, table in (("trained", trained), ("trained_spectra", spectra)):
+    scores = head_scores(args.store, runs.run_id)
+    for name, table in (("trained", trained), ("trained_spectra", spectra), ("heads", scores)):
         if table.empty:  # no weights kept: a stale table from before must not outlive them
             (Path(args.store) / "analysis" / f"{name}.parquet").unlink(missing_ok=True)
         else:
             st.write_named(args.store, "analysis", name, table)
-    print(f"wrote the final-weight metrics of {trained.run_id.nunique() if len(trained) else 0} runs, "
+    print(f"wrote the final-weight metrics of {trained.run_id.nunique() if len(trained) else 0} runs, the head "
+          f"scores of {scores.run_id.nunique() if len(scores) else 0} kept models, "
           f"the step-0 metrics of {len(runs)} runs and the random baselines of {len(set(runs.attention))} "
           f"parameterizations, the chance levels of {len(TASKS)} tasks and every run's solve step into "
           f"{args.store}/analysis/")  # fmt: skip

@@ -36,6 +36,7 @@ TABLES = {
     ("analysis", "chance"): {"task": TEXT, "guesser": TEXT, "accuracy": NUMBER},
     ("analysis", "trained"): {"run_id": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT, "value": NUMBER},
     ("analysis", "trained_spectra"): {"run_id": TEXT, "matrix": TEXT, "index": INTEGER, "value": NUMBER},
+    ("analysis", "heads"): {"run_id": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT, "value": NUMBER},
     ("analysis", "solve_steps"): {"run_id": TEXT, "solve_step": NUMBER},  # NaN: never solved
     ("pretrained", None): {"model": TEXT, "kind": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT,
                            "value": NUMBER, "d_model": INTEGER, "d_head": INTEGER},
