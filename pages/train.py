@@ -41,7 +41,7 @@ def progress():
         st.session_state.tr_seen = job.state
     if job.state == "running":
         who = "Your sweep" if mine else "A sweep started by another visitor"
-        st.progress(job.progress, text=f"{who}: {job.label}: {job.progress:.0%}")
+        st.progress(job.progress, text=f"{who}: {job.label}: {job.progress:.0%}{jobs.describe_members(job)}")
         if mine and st.button("Cancel", type="secondary", key="tr_cancel"):
             job.stop()
             st.toast("Cancelling after the current evaluation; finished runs stay stored.")
@@ -75,6 +75,9 @@ with st.form("sweep"):
     n_heads = c[5].selectbox("n_heads", [1, 2, 4, 8], index=2, key="tr_heads")
     precision = c[6].selectbox("Precision", list(catalog.PRECISIONS), key="tr_precision",
                                help="fp32 is the reference; bf16 autocast is faster only on CPUs with bf16 units")
+    until = st.toggle("Until solved", key="tr_until",
+                      help="Stop each member once it solves its task on validation (Steps is then the cap; the lr "
+                      "stays constant after the warmup), and stop an lr that can no longer be the best")  # fmt: skip
     submitted = st.form_submit_button("Start sweep", type="primary", disabled=running, key="tr_start")
 
 if submitted:
@@ -82,6 +85,8 @@ if submitted:
         path = stores.writable(name)
         model = {"n_layers": int(n_layers), "d_model": int(d_model), "n_heads": int(n_heads)}
         train = {"steps": int(steps), "precision": precision}
+        if until:
+            train.update(until="solved", schedule="constant")
         request = jobs.plan(attentions, tasks, int(seeds), train, model, lrs or None)
         with st.spinner("Checking the sweep…"):
             jobs.start(str(path), request, owner=me, name=name)  # creates the store (a direct child of the root)

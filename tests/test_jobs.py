@@ -28,6 +28,17 @@ def test_background_sweep_finishes_and_stores_runs(tmp_path):
     assert job.counts["trained"] == 4 and len(st.load_runs(tmp_path)) == 4
 
 
+def test_a_sweep_to_the_criterion_reports_its_members_and_a_shrinking_total(tmp_path):
+    train = {"steps": 400, "eval_every": 10, "until": "solved", "schedule": "constant", "lr": 1e-2}
+    plan = jobs.plan(["standard"], ["reverse"], 2, train, TINY, [1e-2, 3e-4])
+    job = jobs.start(str(tmp_path), plan, owner="a")
+    assert wait(job) == "finished" and job.progress == 1.0
+    stops = st.load_runs(tmp_path).stop.value_counts().to_dict()
+    assert job.members == {"training": 0, **stops} and stops.get("solved")  # as the runs record it
+    assert job.saved > 0 and job.done < job.total  # members that stopped early took fewer steps than planned
+    assert "solved" in jobs.describe_members(job)
+
+
 def test_one_sweep_at_a_time_and_cancel_keeps_only_finished_runs(tmp_path):
     plan = jobs.plan(["standard", "stacked", "mqa"], ["sort"], 1, {"steps": 400, "eval_every": 10}, TINY)
     job = jobs.start(str(tmp_path), plan, owner="a")

@@ -49,7 +49,9 @@ class SweepJob:
 
     def __init__(self, store, request: dict, owner: str, name: str = ""):
         self.owner, self.store_name = owner, name
-        self.total = self.done = 0
+        self.total = self.done = self.saved = 0  # saved: member-steps members that stopped early will not take
+        self.members: dict = {}  # members stopped so far, by why (core.training.criterion.STOPS), and training
+        self.started = time.monotonic()
         self.label = ""
         self.state = "running"  # running, finished, cancelled, failed
         self.counts: dict | None = None
@@ -62,7 +64,16 @@ class SweepJob:
 
     @property
     def progress(self) -> float:
-        return min(1.0, self.done / max(1, self.total))
+        """Member-steps done over those the sweep will take: members that stopped early take no more."""
+        return min(1.0, self.done / max(1, self.total - self.saved))
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """At the rate so far, the time to train what the members still training have left."""
+        elapsed = time.monotonic() - self.started
+        if not self.done or elapsed <= 0:
+            return None
+        return max(0.0, (self.total - self.saved - self.done) * elapsed / self.done)
 
     def _read(self):
         for line in self._child.stdout:
@@ -76,6 +87,8 @@ class SweepJob:
                 self.total, self._valid = int(msg["planned"]), True
                 self._planned.set()
             self.done = int(msg.get("done", self.done))
+            self.saved = int(msg.get("saved", self.saved))
+            self.members = msg.get("members", self.members)
             self.label = msg.get("label", self.label)
             self.counts = msg.get("counts", self.counts)
             self.error = msg.get("error", self.error)
@@ -84,7 +97,7 @@ class SweepJob:
             self.state = "cancelled" if self.counts["cancelled"] else "finished"
         else:
             self.state, self.error = "failed", self.error or f"the sweep process exited with status {code}"
-        self.done = self.total if self.state == "finished" else self.done
+        self.done = self.total - self.saved if self.state == "finished" else self.done
         self._planned.set()
 
     def planned(self) -> int:
@@ -119,6 +132,18 @@ class SweepJob:
         """Cancel after the current evaluation; finished runs stay stored."""
         if self._child.poll() is None:
             self._child.send_signal(signal.SIGTERM)
+
+
+def describe_members(job: "SweepJob") -> str:
+    """' · 3 training · 2 solved · 1 censored · about 40 s left', from what the sweep has said so far."""
+    m, parts = job.members, []
+    names = {"training": "training", "solved": "solved", "cap": "censored at the cap", "pruned": "lr dropped",
+             "diverged": "diverged"}  # fmt: skip
+    parts = [f"{m[k]} {label}" for k, label in names.items() if m.get(k)]
+    eta = job.eta_seconds
+    if eta is not None:
+        parts.append(f"about {eta / 60:.0f} min left" if eta >= 120 else f"about {eta:.0f} s left")
+    return "".join(f" · {p}" for p in parts)
 
 
 def current() -> "SweepJob | None":

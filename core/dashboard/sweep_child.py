@@ -40,17 +40,26 @@ def member_steps(jobs) -> int:
 
 class _Progress:
     def __init__(self):
-        self.done, self.said = 0, 0.0
+        self.done, self.saved, self.said = 0, 0, 0.0
+        self.members = {"training": 0}  # and, as they stop, how many stopped why (core.training.criterion.STOPS)
 
     def on_job(self, job, n_missing):
         self.done += (len(job.members) - n_missing) * job.train.steps  # stored already, or another sweep's
-        _say(label=f"{job.task.name} / {job.model.attention} ({n_missing} members to train)", done=self.done)
+        self.members["training"] += n_missing
+        _say(label=f"{job.task.name} / {job.model.attention} ({n_missing} members to train)", done=self.done,
+             members=self.members)  # fmt: skip
 
     def on_step(self, n):
         self.done += n
         if time.monotonic() - self.said >= PROGRESS_EVERY:
             self.said = time.monotonic()
             _say(done=self.done)
+
+    def on_stop(self, why: str, steps_left: int):
+        self.saved += steps_left
+        self.members[why] = self.members.get(why, 0) + 1
+        self.members["training"] -= 1
+        _say(done=self.done, saved=self.saved, members=self.members)
 
 
 def main(store: str, request: dict) -> int:
@@ -75,7 +84,7 @@ def main(store: str, request: dict) -> int:
 
     try:
         counts = sweep.run(store, jobs, command="streamlit Train page", on_job=progress.on_job,
-                           on_step=progress.on_step, should_stop=should_stop)  # fmt: skip
+                           on_step=progress.on_step, should_stop=should_stop, on_stop=progress.on_stop)  # fmt: skip
     except Exception as err:  # noqa: BLE001 - shown on the page as one line; every finished run is stored
         _say(error=sweep._one_line(err))
         return 1
