@@ -21,6 +21,24 @@ def add_summary(sub):
     p.set_defaults(func=cmd_summary)
 
 
+def print_endpoints(runs) -> None:
+    """The criterion runs' two endpoints per cell, against standard, Holm-corrected over the table."""
+    from .analysis import endpoints
+
+    table = endpoints.endpoints(runs, list(ATTENTION_NAMES), list(TASKS))
+    if table.empty:
+        return
+    print("\ntrained to the criterion (each cell at its best lr): solved by the cap, k/n [Wilson 95%]; steps to "
+          "solve, Kaplan-Meier median [95%] (censored at the cap); against standard: Fisher / log-rank, Holm over "
+          "the table")  # fmt: skip
+    for r in table.itertuples():
+        med = lambda v: "never" if v == float("inf") else f"{v:.0f}"  # noqa: E731
+        print(f"- {r.task} / {r.attention} (lr {r.lr:g}, cap {r.cap}): solved {r.solved}/{r.seeds} "
+              f"[{r.solved_lo:.2f}, {r.solved_hi:.2f}]; steps to solve {med(r.median_steps)} [{med(r.median_lo)}, "
+              f"{med(r.median_hi)}]" + ("" if r.attention == "standard" else
+              f"; Holm p {r.fisher_holm:.3g} / {r.logrank_holm:.3g}: {endpoints.verdict(r)}"))  # fmt: skip
+
+
 def cmd_summary(args, parser):
     from .experiments import sweep
 
@@ -43,6 +61,7 @@ def cmd_summary(args, parser):
         print("\nlrs of the grid solving >= 80% of seeds, per cell:")
         for r in sens.itertuples():
             print(f"- {r.task} / {r.attention}: {r.lrs_solving} of {r.lrs} ({r.per_lr})")
+        print_endpoints(runs)
     if args.scaling:
         from .analysis import scaling
 

@@ -1,0 +1,77 @@
+"""The two endpoints of a cell trained to the criterion (until="solved"), each at its best lr, against standard.
+
+- solved by the cap: seeds whose test accuracy at their stop is >= SOLVED, k/n with a Wilson 95% interval,
+  compared with standard's by Fisher's exact test. Can it learn this at all within the budget?
+- steps to solve: the solve step (first evaluation at SOLVED on validation) of each seed that met the
+  criterion, every other seed censored at the cap; the Kaplan-Meier median with its 95% interval,
+  compared with standard's by the log-rank test. How fast?
+The family is every comparison in the table (both endpoints, every non-standard cell), Holm-corrected
+together: a difference is claimed where the adjusted p < ALPHA, and "same" is never claimed from a test of
+difference.
+"""
+
+import numpy as np
+import pandas as pd
+
+from ..training.criterion import SOLVED
+from . import findings, stats, survival
+
+ALPHA = findings.ALPHA
+
+
+def criterion_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs trained to the criterion (until="solved")."""
+    return runs[runs.get("until", pd.Series("steps", index=runs.index)) == "solved"] if len(runs) else runs
+
+
+def _durations(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    solved = (g.stop == "solved").to_numpy()
+    return np.where(solved, g.solve_step.astype(float), g.steps.astype(float)), solved
+
+
+def endpoints(runs: pd.DataFrame, attentions: list[str], tasks: list[str]) -> pd.DataFrame:
+    """One row per (task, attention) of the criterion runs at their best lr: both endpoints, their intervals, the
+    tests against standard and their Holm-adjusted p over the whole table."""
+    best = findings.at_best_lr(criterion_runs(runs))
+    rows = []
+    for task in tasks:
+        ref = best[(best.task == task) & (best.attention == "standard")]
+        for name in attentions:
+            g = best[(best.task == task) & (best.attention == name)]
+            if g.empty:
+                continue
+            k, n = int((g.test_acc >= SOLVED).sum()), len(g)
+            lo, hi = stats.wilson(k, n)
+            d, e = _durations(g)
+            median, m_lo, m_hi = survival.km_median(d, e)
+            row = {"task": task, "attention": name, "lr": g.lr.iloc[0], "cap": int(g.steps.max()), "seeds": n,
+                   "solved": k, "solved_lo": lo, "solved_hi": hi, "median_steps": median, "median_lo": m_lo,
+                   "median_hi": m_hi, "fisher_p": np.nan, "logrank_p": np.nan, "ref_share": np.nan,
+                   "ref_median": np.nan}  # fmt: skip
+            if name != "standard" and not ref.empty:
+                k0 = int((ref.test_acc >= SOLVED).sum())
+                row["ref_share"], row["ref_median"] = k0 / len(ref), survival.km_median(*_durations(ref))[0]
+                row["fisher_p"] = stats.fisher_exact(k, n, k0, len(ref))
+                row["logrank_p"] = survival.logrank(d, e, *_durations(ref))
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    adjusted = stats.holm(np.concatenate([table.fisher_p, table.logrank_p]))
+    table["fisher_holm"], table["logrank_holm"] = adjusted[: len(table)], adjusted[len(table) :]
+    return table
+
+
+def verdict(row) -> str:
+    """Against standard, where Holm's p < ALPHA: 'fewer solved' / 'more solved', 'slower' / 'faster' (by the
+    Kaplan-Meier medians, or the shares solved where both medians are past the cap); else 'no difference shown'."""
+    if row.attention == "standard":
+        return "reference"
+    words = []
+    share = row.solved / row.seeds
+    if row.fisher_holm < ALPHA:
+        words.append("more solved" if share > row.ref_share else "fewer solved")
+    if row.logrank_holm < ALPHA:
+        later = row.median_steps > row.ref_median or (row.median_steps == row.ref_median and share < row.ref_share)
+        words.append("slower" if later else "faster")
+    return ", ".join(words) or "no difference shown"
