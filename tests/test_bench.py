@@ -87,3 +87,15 @@ def test_ensemble_scaling_prints_one_line_per_size_with_its_per_member_share():
     for line, E in zip(lines[1:], (1, 3)):
         step, member = (float(part.split(" ms")[0].split()[-1]) for part in line.split(",")[:2])
         assert line.startswith(f"{E:>4} members") and member == pytest.approx(step / E, abs=0.06)
+
+
+def test_the_criterion_bench_counts_each_runs_own_steps_side_by_side():
+    from core.benchmarks.criterion_bench import criterion_bench
+
+    table = criterion_bench(["standard"], "reverse", 2, [1e-2], 30, 200, 10, "cpu", 1, log=lambda _: 0,
+                            utilisation=False, model={"d_model": 16, "n_heads": 2},
+                            task_size={"n_symbols": 6, "length": 4})  # fmt: skip
+    fixed, crit = table.set_index("protocol").loc["fixed"], table.set_index("protocol").loc["criterion"]
+    assert fixed.member_steps == 2 * 30 and fixed.stopped_early == 0 and fixed.member_steps_ratio == 1
+    assert crit.member_steps <= 2 * 200 and crit.member_steps_ratio == crit.member_steps / fixed.member_steps
+    assert crit.stopped_early == (crit.solved + crit.pruned) / crit.runs

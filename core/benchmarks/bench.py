@@ -5,6 +5,7 @@
 3. utilisation: achieved FLOP/s of training steps against this machine's measured matmul peak.
 4. the store at scale: reading a synthetic 10,000-run store as the CLI and the app do (core.benchmarks.store_bench).
 5. numpy's BLAS threads against one, alone and on every core at once (core.benchmarks.blas_bench).
+6. with --criterion: a sweep to the criterion against the old fixed-budget sweep (core.benchmarks.criterion_bench).
 """
 
 import tempfile
@@ -133,6 +134,10 @@ def add_bench(sub):
     p.add_argument("--store-runs", type=bounded_int("store-runs", MAX_STORE_RUNS, least=100), default=None,
                    help="runs in the synthetic store (default 10000)")
     p.add_argument("--profile", action="store_true", help="also print where a training step's time goes")
+    p.add_argument("--criterion", action="store_true",
+                   help="also a sweep to the criterion (cap 6400) against the fixed 1600-step cosine sweep, on the "
+                   "bundled associative-recall grid (every parameterization x the 4 lrs x 5 seeds; about an hour on "
+                   "2 cores; --quick: a tiny grid)")  # fmt: skip
     p.add_argument("--device", type=device_flag, default=None, help="cpu or cuda (default: cuda when present)")
     p.add_argument("--workers", type=bounded_int("workers", MAX_WORKERS), default=None,
                    help="the sweep's worker processes (default: as sweep)")
@@ -198,6 +203,16 @@ def cmd_bench(args, parser):
         print("numpy's SVD of (H, D, D) batches, its BLAS at its default threads and at one (ms; one process, then "
               "one per core at once):")
         print(bb.drop(columns="kind").to_string(index=False, float_format="{:.2f}".format))
+    if args.criterion:
+        from ..attention import NAMES
+        from .criterion_bench import criterion_bench
+
+        grid = (["standard", "identity"], "reverse", 2, LR_GRID[2:], 60, 200, 10) if args.quick else (
+            list(NAMES), "associative_recall", 5, LR_GRID, 1600, 6400, 50)  # fmt: skip
+        cb = criterion_bench(*grid, device, workers)
+        st.write_named(args.store, "bench", "criterion", cb, meta)
+        print("the criterion protocol against the fixed budget on one grid (member-steps from each run's own steps):")
+        print(cb.drop(columns="kind").to_string(index=False, float_format="{:.3f}".format))
     if args.profile:
         with num_threads(threads_per_worker(workers)):  # the bundled jobs' two sizes, as the sweep's workers run them
             for n_seeds in (5, 10):

@@ -47,6 +47,8 @@ BENCH = {
     "attention": {"attention": TEXT, "d_model": INTEGER, "seq_len": INTEGER, "n_heads": INTEGER, "batch": INTEGER,
                   "ms": NUMBER, "ratio": NUMBER, "peak_mb": NUMBER},
     "store": {"what": TEXT, "runs": INTEGER, "seconds": NUMBER, "target_seconds": NUMBER, "met": FLAG},
+    "criterion": {"protocol": TEXT, "runs": INTEGER, "member_steps": INTEGER, "seconds": NUMBER,
+                  "stopped_early": NUMBER},
     "training": {"engine": TEXT, "workers": INTEGER, "threads": INTEGER, "runs": INTEGER, "steps": INTEGER,
                  "seconds": NUMBER},
 }  # fmt: skip
