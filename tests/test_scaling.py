@@ -171,7 +171,12 @@ def test_outcomes_per_cell_agree_with_the_scalar_statistics_on_the_bundled_scans
     from core.analysis import findings
     from core.results import store
 
+    from core.results.provenance import RETRAINING
+
     runs = store.load_runs(ROOT / "data")
+    if axis not in scaling.axes_present(runs):  # only an axis of a task being retrained may be absent
+        assert dict(scaling.AXES[axis].base).get("task") in RETRAINING
+        return
     table = scaling.outcomes(runs, axis)
     best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(runs, axis)))
     assert len(table) == best.groupby(["attention", "x"]).ngroups > 0
