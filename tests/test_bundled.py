@@ -15,6 +15,7 @@ from core.results.provenance import (
     BUNDLED_MORE_SEEDS,
     BUNDLED_SWEEP,
     BUNDLED_SWEEPS,
+    CRITERION_SWEEPS,
     RETRAINING,
     SCAN_SWEEPS,
     scan_command,
@@ -36,7 +37,16 @@ def _bundled(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs at the bundled point: d_model 64, 4 heads of 16, each task at its default size."""
     at_size = (runs.d_head == runs.d_model // runs.n_heads) & (runs.d_model == 64) & (runs.n_heads == 4)
     default = (runs.length == runs.task.map(TASK_LENGTHS)) & (runs.n_symbols == runs.task.map(TASK_SYMBOLS))
-    return runs[at_size & default]
+    return runs[at_size & default & (runs.until == "steps")]  # the criterion runs: CRITERION_SWEEPS
+
+
+def _command_jobs(command: str) -> list:
+    """The jobs a documented sweep command plans, as the CLI plans them (its own parser and plan_jobs)."""
+    from core.cli import build_parser
+    from core.experiments.sweep_command import plan_jobs
+
+    parser = build_parser()
+    return plan_jobs(parser.parse_args(command.removeprefix("python -m core ").split()), parser)
 
 
 def _scan_jobs(command: str) -> list:
@@ -52,7 +62,7 @@ def _scan_jobs(command: str) -> list:
 def test_every_scan_run_belongs_to_a_documented_scan_and_comes_as_whole_ensembles():
     runs = st.load_runs(DATA)
     bundled = _bundled(runs)
-    scan = runs[~runs.run_id.isin(bundled.run_id)]
+    scan = runs[~runs.run_id.isin(bundled.run_id) & (runs.until == "steps")]
     planned = {}
     for command in SCAN_SWEEPS:
         for job in _scan_jobs(command):
@@ -62,8 +72,19 @@ def test_every_scan_run_belongs_to_a_documented_scan_and_comes_as_whole_ensemble
     assert stored == set().union(*jobs_present)  # nothing undocumented
     assert all(ids <= stored for ids in jobs_present)  # each job stored whole (a sweep writes its ensemble)
     recorded = {scan_command(p["command"]) for p in st.provenance_of(DATA)} - set(BUNDLED_SWEEPS)
-    assert recorded == {planned[ids] for ids in jobs_present}
+    assert recorded - set(CRITERION_SWEEPS) == {planned[ids] for ids in jobs_present}
     assert all(c in (DATA.parent / "README.md").read_text() for c in recorded)
+
+
+def test_every_criterion_run_is_a_documented_commands_whole_job():
+    runs = st.load_runs(DATA)
+    crit = runs[runs.until == "solved"]
+    planned = {frozenset(j.run_ids().values()): c for c in CRITERION_SWEEPS for j in _command_jobs(c)}
+    present = [ids for ids in planned if ids & set(crit.run_id)]
+    assert set(crit.run_id) == set().union(*present) and all(ids <= set(crit.run_id) for ids in present)
+    recorded = {scan_command(p["command"]) for p in st.provenance_of(DATA)}
+    assert {planned[ids] for ids in present} <= recorded
+    assert set(crit.stop) <= {"solved", "cap", "pruned", "diverged"} and (crit.schedule == "constant").all()
 
 
 def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
@@ -89,10 +110,10 @@ def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
 def test_bundled_provenance_names_the_documented_command():
     commands = {p["command"] for p in st.provenance_of(DATA)}
     assert set(BUNDLED_SWEEPS) <= commands
-    assert {scan_command(c) for c in commands - set(BUNDLED_SWEEPS)} <= set(SCAN_SWEEPS)
+    assert {scan_command(c) for c in commands - set(BUNDLED_SWEEPS)} <= {*SCAN_SWEEPS, *CRITERION_SWEEPS}
     assert all(p["versions"]["torch"].startswith("2.13") for p in st.provenance_of(DATA))
     readme = (DATA.parent / "README.md").read_text()
-    assert all(c in readme for c in BUNDLED_SWEEPS)
+    assert all(c in readme for c in BUNDLED_SWEEPS + CRITERION_SWEEPS)
 
 
 def test_bundled_metrics_load_and_weights_are_kept_for_the_best_lr_runs():
@@ -102,7 +123,7 @@ def test_bundled_metrics_load_and_weights_are_kept_for_the_best_lr_runs():
     best = findings.at_best_lr(findings.at_longest(findings.at_main_size(runs)))  # the pages' default view
     kept = {p.stem for p in (DATA / "weights").glob("*.safetensors")}
     assert kept == set(best[best.seed < WEIGHT_SEEDS].run_id)
-    assert set(runs[runs.run_id.isin(kept)].groupby("task").steps.max()) == {800, 1600}
+    assert set(runs[runs.run_id.isin(kept)].groupby("task").steps.max()) <= {800, 1600, 6400}  # 6400: a cap
     layers = weights.load_head_weights(DATA, next(iter(kept)))
     assert layers[0]["W_QK"].shape == (4, 64, 64)
 
@@ -174,7 +195,11 @@ def test_bundled_data_is_small_enough_for_community_cloud():
     files = [p.stat().st_size for p in DATA.rglob("*") if p.is_file()]
     assert sum(files) < 30 * 10**6
     assert sum(-(-n // 4096) * 4096 for n in files) < 30 * 10**6  # on disk, each file in whole 4 KiB blocks
-    assert max(p.stat().st_size for p in (DATA / "runs").glob("*.parquet")) <= 4096  # README: one block per run
+    runs = st.load_runs(DATA).set_index("run_id")
+    size = {p.stem: p.stat().st_size for p in (DATA / "runs").glob("*.parquet")}
+    fixed = [v for k, v in size.items() if runs.until[k] == "steps"]
+    assert max(fixed) <= 4096  # README: one block per run; a criterion run censored at 6,400 steps holds more
+    assert max(size.values()) <= 4 * 4096
     assert isinstance(st.load_named(DATA, "bench"), pd.DataFrame)
 
 
@@ -182,7 +207,7 @@ def test_the_bundled_sweeps_measured_themselves():
     """README's sweep wall time and utilisation come from data/bench/sweep-*.parquet, written by each sweep."""
     records = {st.read_meta(p)["provenance"]["command"]: p for p in (DATA / "bench").glob("sweep-*.parquet")}
     assert set(BUNDLED_SWEEPS) <= set(records)
-    assert {scan_command(c) for c in set(records) - set(BUNDLED_SWEEPS)} <= set(SCAN_SWEEPS)
+    assert {scan_command(c) for c in set(records) - set(BUNDLED_SWEEPS)} <= {*SCAN_SWEEPS, *CRITERION_SWEEPS}
     readme = (DATA.parent / "README.md").read_text()
     n_jobs = len(ATTENTION) * len(TASKS)
     for command, runs, steps in ((BUNDLED_SWEEP, n_jobs * SEEDS * len(LR_GRID), 800),

@@ -20,6 +20,16 @@ BUNDLED_LONGER = (
     "--eval-every 50 --store data"
 )
 BUNDLED_SWEEPS = (BUNDLED_SWEEP, BUNDLED_MORE_SEEDS, BUNDLED_LONGER)
+# Trained to the criterion (README: Training to a criterion) in a scratch store and copied here with each sweep's
+# record: induction's bundled point, and its one-layer control, each parameterization at the lr chosen for its
+# two-layer cell (the control never solves, so a grid of lrs there would cost four times as much for nothing).
+_CRITERION = "--until solved --steps 6400 --eval-every 50 --store data --workers 2 --quiet"
+CRITERION_SWEEPS = (
+    f"python -m core sweep --attention all --task induction --seeds 5 --lr grid {_CRITERION}",
+    f"python -m core sweep --attention standard,bilinear,mqa,gqa --task induction --seeds 5 --lr 0.003 --n-layers 1 "
+    f"{_CRITERION}",
+    f"python -m core sweep --attention stacked,tied_qk --task induction --seeds 5 --lr 0.001 --n-layers 1 {_CRITERION}",
+)
 # Tasks whose runs left data/ because the task itself changed, to be retrained under the criterion protocol
 # (README: Training to a criterion): induction was a fixed-offset copy, which one layer solves by a positional
 # lookup; its runs under the new definition are training in a scratch store and land with the rerun.
