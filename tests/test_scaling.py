@@ -170,7 +170,6 @@ def test_outcomes_per_cell_agree_with_the_scalar_statistics_on_the_bundled_scans
     cell's runs at its best lr (real runs: unsolved seeds still improving, diverged ones, several lrs)."""
     from core.analysis import findings
     from core.results import store
-
     from core.results.provenance import RETRAINING
 
     runs = store.load_runs(ROOT / "data")
