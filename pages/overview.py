@@ -75,10 +75,24 @@ QUESTIONS = [
      {"axis": "n_heads"} if "n_heads" in axes else {"attn": "standard,identity", "metric": "test_acc"},
      ("n_heads", "n_heads_induction"), None),
 ]  # fmt: skip
+def induction_line(names: list[str]) -> str:
+    """' On induction (to the criterion): `identity` 0/5 with two layers; ...' naming the task the 004 answer
+    rests on, beside its one-layer control (standard's), both at each cell's best lr."""
+    table = ui.layer_control()
+    if table.empty or "identity" not in names:
+        return ""
+    at = lambda n, L: table[(table.attention == n) & (table.n_layers == L)]  # noqa: E731
+    said = [f"`{n}` {r.solved}/{r.seeds} with {L} layer{'s' * (L > 1)}" for n in (*names, "standard") for L in (2, 1)
+            for r in at(n, L).itertuples()]  # fmt: skip
+    return (" On induction (a token's earlier successor recalled at varying offsets; trained to the criterion): "
+            + "; ".join(said) + "." if said else "")  # fmt: skip
+
+
 for question, names, lead, page, what, params, on, also in QUESTIONS:
     cols = st.columns([7, 2], vertical_alignment="center")
     answer = (lead + ". " if lead else "") + (verdicts(names) or NO_ANSWER)
     answer += scan_line(names)  # the full answer: every axis scanned
+    answer += induction_line(names)
     cols[0].markdown(f"**{question}** " + (lead + "; " if lead else "") + glance(names, on), help=answer)
     for link_page, link_text, link_params in [(page, what, params), *([also] if also else [])]:
         cols[1].page_link(link_page, label=f"→ {link_text}", query_params={**BEST, **link_params})

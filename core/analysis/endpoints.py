@@ -75,3 +75,20 @@ def verdict(row) -> str:
         later = row.median_steps > row.ref_median or (row.median_steps == row.ref_median and share < row.ref_share)
         words.append("slower" if later else "faster")
     return ", ".join(words) or "no difference shown"
+
+
+def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:
+    """Per parameterization and layer count, the criterion runs of a task at their best lr: seeds solved by the
+    cap (test accuracy >= SOLVED) of n, with its Wilson interval: the one-layer control beside two layers."""
+    crit = criterion_runs(runs)
+    crit = crit[crit.task == task] if len(crit) else crit
+    if crit.empty:
+        return pd.DataFrame(columns=["attention", "n_layers", "solved", "seeds", "solved_lo", "solved_hi"])
+    best = findings.at_best_lr(crit)
+    rows = []
+    for (name, layers), g in best.groupby(["attention", "n_layers"], sort=False):
+        k = int((g.test_acc >= SOLVED).sum())
+        lo, hi = stats.wilson(k, len(g))
+        rows.append({"attention": name, "n_layers": int(layers), "solved": k, "seeds": len(g), "solved_lo": lo,
+                     "solved_hi": hi})  # fmt: skip
+    return pd.DataFrame(rows)

@@ -203,6 +203,15 @@ def comparisons(store: str, fp: tuple, sel: tuple, best: bool) -> pd.DataFrame:
     return findings.compare_to(selected(store, fp, sel, False, None), best=best)
 
 
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def layer_control(store: str, fp: tuple) -> pd.DataFrame:
+    """endpoints.layer_control of the store's runs: induction solved with two layers and with one, to the criterion;
+    independent of the sidebar, like the family of comparisons it stands beside."""
+    from ..analysis import endpoints
+
+    return endpoints.layer_control(runs(store, fp))
+
+
 # The sidebar's selection applied to a store, keyed by (store, fingerprint, selection.key): the runs table is
 # neither filtered again nor hashed (tens of ms each at 3,580 runs) to find a result another visitor computed.
 @st.cache_data(max_entries=2 * MAX_ENTRIES, show_spinner=False)  # under 1 MB each: a slice of the runs table

@@ -104,6 +104,12 @@ def comparisons(best: bool = True) -> pd.DataFrame:
     return cached.comparisons(store, fp, _selection.key(selection()), best)
 
 
+def layer_control() -> pd.DataFrame:
+    """endpoints.layer_control of the sidebar's store: induction to the criterion, two layers and one."""
+    store, fp = _here()
+    return cached.layer_control(store, fp)
+
+
 def matched_baselines(run_ids, metric: str) -> pd.DataFrame:
     """findings.matched_baselines of these runs of the sidebar's store (trained, step 0, fresh initialisations)."""
     store, fp = _here()
