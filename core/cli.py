@@ -111,6 +111,11 @@ def add_prune(sub):
         "--max-seeds", type=bounded_int("max-seeds", 1000), default=None,
         help="keep weights for at most this many seeds per cell, the lowest (default: every seed)",
     )  # fmt: skip
+    p.add_argument(
+        "--max-model-seeds", type=bounded_int("max-model-seeds", 1000), default=None,
+        help="keep whole models (models/, for core.load_model and the head scores) for at most this many of those "
+        "seeds per cell (default: as --max-seeds); a model is 5-10x a run's head weights",
+    )  # fmt: skip
     p.set_defaults(func=cmd_prune)
 
 
@@ -133,7 +138,12 @@ def cmd_prune(args, parser):
         parser.error(f"--store: no runs in {args.store!r}")
     keep = weights_to_keep(runs, args.max_seeds)
     removed = weights.drop_weights(args.store, [r for r in runs.run_id if r not in keep])
-    print(f"kept the weights of {len(keep)} best-lr runs, removed {removed} others' (their metrics stay)")
+    said = f"kept the weights of {len(keep)} best-lr runs, removed {removed} others' (their metrics stay)"
+    if args.max_model_seeds is not None:
+        models = weights_to_keep(runs, min(args.max_model_seeds, args.max_seeds or args.max_model_seeds))
+        dropped = weights.drop_models(args.store, [r for r in runs.run_id if r not in models])
+        said += f"; kept the models of at most {args.max_model_seeds} seed(s) per cell, removed {dropped} others'"
+    print(said)
 
 
 def add_index(sub):

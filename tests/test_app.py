@@ -62,6 +62,15 @@ def test_attention_maps_and_heatmaps_name_each_parameterization():
     assert {t["name"] for t in heat["data"]} == {"standard", "tied_qk"}
 
 
+def test_attention_maps_show_each_heads_previous_token_and_induction_scores():
+    at = open_page("attention_maps", tasks="induction", attn="standard,identity")
+    tables = [d.value for d in at.dataframe if any(str(c).startswith("L1 H") for c in d.value.columns)]
+    assert len(tables) == 2  # previous-token, then induction
+    prev, induction = tables
+    assert set(prev.index) == {"standard", "identity"} and prev.loc["standard"].filter(like="L0").max() > 0.3
+    assert induction.loc["standard"].filter(like="L1").max() > 0.5  # standard's two-layer induction circuit
+
+
 def test_link_restores_selection_and_page_controls():
     params = dict(tasks="reverse,sort", attn="standard,identity", metric="test_acc", smooth="0.5", lr="0.001")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
@@ -89,11 +98,7 @@ def test_overview_findings_are_computed_at_best_lr_and_table_covers_grid():
     assert "vs standard (each at its best lr, n = 5–10 seeds per side)" in text and "95% CI [" in text
     table = at.dataframe[0].value
     seeds = {t: 10 if t == "associative_recall" else 5 for t in table.task}  # the bundled grid's two sweeps
-    from core.results.provenance import RETRAINING
-    from core.training.task_specs import TASK_NAMES
-
-    n_tasks = len(set(TASK_NAMES) - set(RETRAINING))  # a task being retrained has no runs in data/ for now
-    assert len(table) == 8 * n_tasks and all(r.seeds == seeds[r.task] for r in table.itertuples())
+    assert len(table) == 8 * 5 and all(r.seeds == seeds[r.task] for r in table.itertuples())
     runs = findings.at_longest(findings.at_main_size(st.load_runs(ROOT / "data")))  # assoc. recall at 1600 steps
     best = findings.best_lr(runs).set_index(["task", "attention"]).lr
     assert all(best[(r.task, r.attention)] == r.lr for r in table.itertuples())
@@ -114,6 +119,10 @@ def test_overview_answers_each_seed_question_in_one_line_with_the_full_answer_on
     for axis in scaling.axes_present(runs):
         assert f"scanned {', '.join(f'{v:g}' for v in sorted(set(scaling.outcomes(runs, axis).x)))})" in (
             answers[2].proto.help), axis
+    # 004 names the task it rests on, with the one-layer control, read from the store (endpoints.layer_control)
+    assert "On induction (a token's earlier successor recalled at varying offsets" in answers[3].proto.help
+    assert "`identity` 0/5 with 2 layers" in answers[3].proto.help and "`standard` 0/5 with 1 layer" in (
+        answers[3].proto.help)
     links = {link.proto.label: link.proto for link in at.get("page_link")}
     assert "attn=standard%2Ctied_qk%2Ctied_qkv" in links["→ tied variants' scans"].query_string
     assert links["→ tied variants' scans"].page.endswith("scaling")

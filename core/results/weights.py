@@ -71,6 +71,17 @@ def drop_weights(store, run_ids) -> int:
     return removed
 
 
+def drop_models(store, run_ids) -> int:
+    """Delete these runs' whole models (their head weights and metrics stay); returns how many were deleted."""
+    removed = 0
+    for rid in run_ids:
+        path = model_path(store, rid)
+        if path.exists():
+            path.unlink()
+            removed += 1
+    return removed
+
+
 def load_patterns(store, run_id: str):
     """(patterns (L, N, H, T, T), example tokens (N, T)), or (None, None) when not stored."""
     tensors = load_file(str(weights_path(store, run_id)))
