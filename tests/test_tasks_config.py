@@ -138,3 +138,14 @@ def test_configs_normalise_defaults_and_hash_stably():
     m, t, tr = ModelConfig(), TaskConfig(), TrainConfig()
     assert run_id(m, t, tr, 0) != run_id(m, t, tr, 1)
     assert ModelConfig.from_dict(a.to_dict()) == a
+
+
+def test_induction_chance_levels_match_a_simulated_blind_copier():
+    task = make_task(TaskConfig("induction"))
+    x, y, m = task.eval_set("test")
+    g = torch.Generator().manual_seed(0)
+    hits = []
+    for _ in range(20):  # copy a uniformly drawn context token at every answer position
+        pick = torch.randint(0, task.L, x.shape, generator=g)
+        hits.append((x.gather(1, pick) == y)[m].float().mean().item())
+    assert sum(hits) / len(hits) == pytest.approx(chance_levels("induction")["in_context"], abs=0.01)
