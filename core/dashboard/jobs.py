@@ -136,7 +136,7 @@ class SweepJob:
 
 def describe_members(job: "SweepJob") -> str:
     """' · 3 training · 2 solved · 1 censored · about 40 s left', from what the sweep has said so far."""
-    m, parts = job.members, []
+    m = job.members
     names = {"training": "training", "solved": "solved", "cap": "censored at the cap", "pruned": "lr dropped",
              "diverged": "diverged"}  # fmt: skip
     parts = [f"{m[k]} {label}" for k, label in names.items() if m.get(k)]

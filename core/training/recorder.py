@@ -46,11 +46,14 @@ class Recorder:
         self.n_running = 0
 
     # ---- state for checkpoints --------------------------------------------------------------------
-    def state(self) -> dict:
-        return {"criteria": [c.state() for c in self.criteria], "running": dict(self.running),
-                "n_running": self.n_running,
+    def state(self, members: list[int] | None = None) -> dict:
+        """Everything to go on from here; of some members only (a run's end state), without the running sums."""
+        idx = range(len(self.results)) if members is None else members
+        results, whole = [self.results[i] for i in idx], members is None
+        return {"criteria": [self.criteria[i].state() for i in idx],
+                "running": dict(self.running) if whole else {}, "n_running": self.n_running if whole else 0,
                 "results": [{"status": r.status, "metrics": list(r.metrics), "final": dict(r.final), "stop": r.stop,
-                             "steps_done": r.steps_done} for r in self.results]}  # fmt: skip
+                             "steps_done": r.steps_done} for r in results]}  # fmt: skip
 
     def load(self, state: dict) -> None:
         self.criteria = [Criterion(*c) for c in state["criteria"]]

@@ -117,6 +117,8 @@ def train_ensemble(
 
     def drop(members: list[int], step: int) -> None:
         nonlocal meter, loss_fn
+        if not members:  # most evaluations stop nobody: the ensemble stays as it is
+            return
         for i in members:
             _finish_member(results[i], rec, ens, ens.order.index(i), model_cfg, held_out["test"][0], train_cfg)
             if results[i].resume is not None:
@@ -199,12 +201,7 @@ def _finish_member(r: RunResult, rec: Recorder, ens: Ensemble, pos: int, model_c
         r.patterns = model.attention_patterns(examples).cpu()
         r.examples = examples.cpu()
     if train_cfg.until == "solved" and r.stop == "cap":
-        r.resume = {"step": r.steps_done, "state": state, "recorder": _member_recorder(rec, i)}
-
-
-def _member_recorder(rec: Recorder, i: int) -> dict:
-    full = rec.state()
-    return {"criteria": [full["criteria"][i]], "results": [full["results"][i]]}
+        r.resume = {"step": r.steps_done, "state": state, "recorder": rec.state([i])}
 
 
 def _snapshot(step, ens, rec, gens, clock, results) -> dict:
