@@ -78,20 +78,27 @@ def warm_up(job: Job, device=None) -> None:
         _warm = True
 
 
+def _checkpointer(store, job: Job, start: int):
+    """Where a training of this job from `start` saves itself: keyed by all the job's runs, not the missing
+    ones, so a sweep killed after storing some of its members finds it again."""
+    from ..training.checkpoint import Checkpointer
+
+    return Checkpointer(scratch.checkpoint_path(store, stable_hash([sorted(job.run_ids().values()), start])))
+
+
 def train_members(job: Job, missing: list[Member], device=None, on_step=None, should_stop=None, *, store=None,
                   resume=None, settled=(), on_stop=None):
     """Train the missing members of one job as one ensemble; their RunResults, or None if stopped.
-    With a store, the training checkpoints to its scratch folder under the job's key, and a checkpoint left
-    there by a killed sweep is gone on from, with every member it trained (so the members train in the same
-    ensemble as before and end bit-identical), however many of them were stored before the kill."""
-    from ..training.checkpoint import Checkpointer
+    With a store, the training checkpoints to its scratch folder (_checkpointer; train_job clears it once the
+    runs are stored), and a checkpoint left there by a killed sweep is gone on from, with every member it
+    trained (so the members train in the same ensemble as before and end bit-identical), however many of
+    them were stored before the kill."""
     from ..training.train import train_ensemble  # torch only when something trains
 
     warm_up(job, device)
     saver, members = None, list(missing)
     if store is not None:
-        start = resume[0]["step"] if resume else 0
-        saver = Checkpointer(scratch.checkpoint_path(store, stable_hash([sorted(job.run_ids().values()), start])))
+        saver = _checkpointer(store, job, resume[0]["step"] if resume else 0)
         before = [tuple(m) for m in saver.members() or []]
         members = before if before and set(missing) <= set(before) else members
         if resume and not set(members) <= set(missing):  # the saved states cover the missing members only
@@ -100,21 +107,8 @@ def train_members(job: Job, missing: list[Member], device=None, on_step=None, sh
     lrs, seeds = [lr for lr, _ in members], [s for _, s in members]
     results = train_ensemble(job.model, job.task, job.train, seeds, device, on_step, should_stop, lrs=lrs,
                              resume=resume, checkpoint=saver, settled=settled, on_stop=on_stop)  # fmt: skip
-    if results is None:
-        return None
     want = set(missing)
-    results = [r for r in results if (r.lr, r.seed) in want]
-    if saver is not None:
-        results = _Cleared(results, saver)
-    return results
-
-
-class _Cleared(list):
-    """Results whose checkpoint is removed once store_results has written them."""
-
-    def __init__(self, results, saver):
-        super().__init__(results)
-        self.saver = saver
+    return None if results is None else [r for r in results if (r.lr, r.seed) in want]
 
 
 def store_results(store, job: Job, results, command=None) -> dict:
@@ -129,8 +123,6 @@ def store_results(store, job: Job, results, command=None) -> dict:
         if job.train.until == "solved":
             scratch.write_lineage(store, job.lineage((r.lr, r.seed)), job.train.steps, r)
     index.append(store, [ids[(r.lr, r.seed)] for r in results])  # one index segment per job (core.results.index)
-    if isinstance(results, _Cleared):
-        results.saver.clear()
     counts = {"trained": len(results), "diverged": sum(r.status == "diverged" for r in results)}
     if job.train.until == "solved":  # why each stopped: what a sweep to a criterion reports
         counts.update({k: sum(r.stop == k for r in results) for k in ("solved", "cap", "pruned")})
@@ -145,25 +137,24 @@ def train_job(store, job: Job, missing: list[Member], device=None, command=None,
     anew: stopped before its old cap (solved, pruned, diverged), it is the same run and is stored again under
     the new cap; stopped at its old cap, it goes on from its saved state. The cell's stored members count
     towards the rule that stops an lr which can no longer be chosen."""
-    if job.train.until != "solved":
-        results = train_members(job, missing, device, on_step, should_stop, store=store, on_stop=on_stop)
-        return None if results is None else store_results(store, job, results, command)
-    prior = {m: scratch.read_lineage(store, job.lineage(m), job.train.steps) for m in missing}
+    criterion = job.train.until == "solved"
+    prior = {m: scratch.read_lineage(store, job.lineage(m), job.train.steps) for m in missing} if criterion else {}
     copied = [p["result"] for p in prior.values() if p and p["result"].stop != "cap"]
     counts = store_results(store, job, copied, command) if copied else {"trained": 0, "diverged": 0}
     by_start: dict[int, list[Member]] = {}
     for m in missing:
-        p = prior[m]
+        p = prior.get(m)
         if not p or p["result"].stop == "cap":
             by_start.setdefault(p["result"].steps_done if p else 0, []).append(m)
     for start, members in sorted(by_start.items(), reverse=True):  # go on from saved states first: cheaper
         resume = [prior[m]["result"].resume for m in members] if start else None
-        settled = _settled(store, job, members)
+        settled = _settled(store, job, members) if criterion else ()
         results = train_members(job, members, device, on_step, should_stop, store=store, resume=resume,
                                 settled=settled, on_stop=on_stop)  # fmt: skip
         if results is None:
             return None
         done = store_results(store, job, results, command)
+        _checkpointer(store, job, start).clear()  # every run it held is stored
         counts = {k: counts.get(k, 0) + v for k, v in done.items()}
     return counts
 

@@ -23,6 +23,7 @@ class Checkpointer:
         every = float(os.environ.get(EVERY_ENV, EVERY_SECONDS)) if every_seconds is None else every_seconds
         self.path, self.every = Path(path), every
         self._last = time.monotonic()
+        self._read: dict | None = None  # what members() read, until load() takes it
 
     def due(self) -> bool:
         return time.monotonic() - self._last >= self.every
@@ -32,15 +33,20 @@ class Checkpointer:
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         torch.save(state, tmp)
         os.replace(tmp, self.path)  # a kill mid-save leaves the previous checkpoint whole
-        self._last = time.monotonic()
+        self._last, self._read = time.monotonic(), None
 
     def members(self) -> list | None:
-        """The (lr, seed) members the saved training trains, or None."""
-        saved = self.load()
-        return saved.get("members") if saved else None
+        """The (lr, seed) members the saved training trains, or None. The state read is kept for load()."""
+        self._read = self._read or self._from_disk()
+        return self._read.get("members") if self._read else None
 
     def load(self) -> dict | None:
-        """The saved state, or None if there is none or it cannot be read (then the training starts over)."""
+        """The saved state, or None if there is none or it cannot be read (then the training starts over).
+        Read once: what members() read is handed over, not kept (it is tens of MB)."""
+        saved, self._read = self._read or self._from_disk(), None
+        return saved
+
+    def _from_disk(self) -> dict | None:
         try:
             return torch.load(self.path, weights_only=True)
         except FileNotFoundError:
@@ -49,6 +55,7 @@ class Checkpointer:
             return None
 
     def clear(self) -> None:
+        self._read = None
         try:
             self.path.unlink()
         except FileNotFoundError:
