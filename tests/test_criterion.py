@@ -8,6 +8,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from unittest import mock
 
 import pandas as pd
 import pytest
@@ -199,3 +200,24 @@ def test_a_larger_cap_extends_the_stored_runs_as_a_straight_run_would_train_them
         assert (e_stop, e_solve) == (stop, solve)
         assert [r[:2] for r in e_rows] == [r[:2] for r in rows]
         assert close([r[2] for r in e_rows], [r[2] for r in rows])
+
+
+def test_a_parameter_that_never_had_a_gradient_stays_out_of_the_saved_state_and_back_in_after():
+    """AdamW keeps no state for a parameter without a gradient; stopping, re-stacking and resuming must cope."""
+    import torch.nn.functional as F
+
+    from core.training.ensemble import Ensemble
+    from core.training.train import _batch, data_generator
+
+    with mock.patch.object(F, "layer_norm", lambda x, *a, **kw: x):  # LayerNorm weights get no gradient
+        ens = Ensemble(MODEL, SOLVED, [0, 1], [1e-2, 1e-2], "cpu")
+        gens = {s: data_generator(s) for s in (0, 1)}
+        for step in (1, 2):
+            ens.step(step, *_batch(T, 8, gens, [0, 1], "cpu"))
+        saved = ens.member_state(1)
+        ens.keep([1])
+        again = Ensemble(MODEL, SOLVED, [1], [1e-2], "cpu", states=[saved])
+    assert not any("ln" in k for k in saved["exp_avg"]) and saved["exp_avg"] and int(saved["step"]) == 2
+    for k, p in again.slices[0].items():
+        assert bool(again.opt.state.get(p)) == (k in saved["exp_avg"])
+        assert torch.equal(p.detach(), ens.slices[0][k].detach())

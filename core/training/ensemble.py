@@ -93,7 +93,7 @@ class Ensemble:
         for _, params in stacks:
             part = members[n : n + _size(params)]
             out.append({k: {"step": part[0]["step"], **{m: torch.stack([s[m][k] for s in part]) for m in MOMENTS}}
-                        for k in params})  # fmt: skip
+                        for k in params if all(k in s[MOMENTS[0]] for s in part)})  # fmt: skip
             n += len(part)
         return out
 
@@ -108,7 +108,8 @@ class Ensemble:
         self.opt = torch.optim.AdamW(groups, lr=self.train_cfg.lr, betas=(0.9, 0.98), fused=True)
         for params, state in zip(self.slices, states or []):
             for k, p in params.items():
-                self.opt.state[p] = {m: v.clone().to(self.device) for m, v in state[k].items()}
+                if state.get(k):
+                    self.opt.state[p] = {m: v.clone().to(self.device) for m, v in state[k].items()}
 
     def stacked(self) -> dict[str, torch.Tensor]:
         """Every member's parameters as (E, ...): one cat per parameter, autograd splits it back."""
@@ -161,11 +162,11 @@ class Ensemble:
         s, row = self._locate(pos)
         params = self.slices[s]
         state = {"params": {k: v[row].detach().cpu().clone() for k, v in params.items()}}
-        first = self.opt.state.get(next(iter(params.values())), {})
-        state["step"] = first["step"].detach().cpu().clone() if first else torch.zeros(())
+        # a parameter that has had no gradient yet has no AdamW state: it stays out, as AdamW leaves it
+        live = {k: self.opt.state[v] for k, v in params.items() if self.opt.state.get(v)}
+        state["step"] = next(iter(live.values()))["step"].detach().cpu().clone() if live else torch.zeros(())
         for m in MOMENTS:
-            state[m] = {k: (self.opt.state[v][m][row] if first else torch.zeros_like(v[row])).detach().cpu().clone()
-                        for k, v in params.items()}  # fmt: skip
+            state[m] = {k: st[m][row].detach().cpu().clone() for k, st in live.items()}
         return state
 
     def _locate(self, pos: int) -> tuple[int, int]:
@@ -187,7 +188,7 @@ class Ensemble:
                 index = torch.tensor(rows, device=self.device)
                 stacks.append((lr, {k: v.detach().index_select(0, index) for k, v in params.items()}))
                 states.append({k: {m: v if m == "step" else v.index_select(0, index)
-                                   for m, v in self.opt.state[p].items()} for k, p in params.items()}
+                                   for m, v in self.opt.state.get(p, {}).items()} for k, p in params.items()}
                               if self.opt.state else None)  # fmt: skip
             n += _size(params)
         self.order = [self.order[p] for p in sorted(keep)]
