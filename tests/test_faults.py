@@ -65,6 +65,7 @@ DAMAGE = {
     "seed is text": lambda p: _rewrite_meta(p, lambda m: m.update(seed="zero")),
     "lr missing": lambda p: _rewrite_meta(p, lambda m: m["train"].pop("lr")),
     "step is text": _string_steps,
+    "another run's id": lambda p: _rewrite_meta(p, lambda m: m.update(run_id="0123456789abcdef")),
 }
 
 

@@ -138,6 +138,8 @@ def read_run_meta(path: Path) -> dict:
     schema.check_arrow(arrow, schema.METRICS)
     meta = json.loads(arrow.metadata[META_KEY])
     schema.check_run_meta(meta)
+    if meta["run_id"] != Path(path).stem:  # a reader looks a run up by its file name: the two must agree
+        raise ValueError(f"run_id: {meta['run_id']!r} does not match the file name {Path(path).name}")
     return meta
 
 
