@@ -124,3 +124,34 @@ def test_a_segment_without_its_stat_columns_reads_the_files(store):
     (seg,) = (store / "index").glob("runs-*.parquet")
     rf.write_table(seg, pd.read_parquet(seg).drop(columns=index.STAT), {"kind": "index"})
     pd.testing.assert_frame_equal(st.load_runs(store), _from_files(store))
+
+
+@pytest.mark.parametrize("column, value", [("test_acc", "x"), ("val_loss", "0.1"), ("seed", 1.5), ("mlp", "yes")])
+def test_a_crafted_segment_whose_stat_matches_is_type_checked_and_skipped(store, capsys, column, value):
+    """The index is a cache, yet a row whose file stat matches is trusted: its types are checked as a run file's."""
+    (segment,) = (store / "index").glob("runs-*.parquet")
+    df = pd.read_parquet(segment)
+    df[column] = [value] * len(df)
+    rf.write_table(segment, df, {"kind": "index"})
+    with pytest.warns(UserWarning, match=f"{segment.name}.*column {column}: must be"):
+        runs = st.load_runs(store)
+    pd.testing.assert_frame_equal(runs, _from_files(store))
+    assert cli.main(["summary", "--store", str(store)]) == 0
+    err = capsys.readouterr().err
+    assert f"column {column}: must be" in err and "Traceback" not in err
+
+
+def test_a_cold_read_leaves_an_index_so_the_next_read_opens_no_run_file(store, monkeypatch):
+    monkeypatch.setattr(index, "COLD", 1)  # the store holds 8 runs; a real cold read leaves an index from 50
+    shutil.rmtree(store / "index")
+    first = st.load_runs(store)
+    reads = _reads(monkeypatch)
+    pd.testing.assert_frame_equal(st.load_runs(store), first)
+    assert not reads
+
+
+def test_a_cold_read_of_a_read_only_store_reads_and_writes_nothing(store, monkeypatch):
+    monkeypatch.setattr(index, "COLD", 1)
+    shutil.rmtree(store / "index")
+    monkeypatch.setattr(rf, "_write", lambda *a: (_ for _ in ()).throw(PermissionError(13, "read-only")))
+    assert len(st.load_runs(store)) == 8 and not (store / "index").exists()

@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import runfile as rf
+from . import schema
 
 STAT = ["file_size", "file_mtime_ns"]  # the run file a row was read from
 _counter = itertools.count()
@@ -92,13 +93,26 @@ def _read(paths) -> pd.DataFrame:
     for path in paths:
         try:
             rf.read_meta(path)
-            frames.append(pd.read_parquet(path))
+            frame = pd.read_parquet(path)
+            schema.check_index(frame)  # a cache, but read as trusted as the run files are
+            frames.append(frame)
         except FileNotFoundError:  # merged and deleted by a concurrent compact: its runs are read from their files
             continue
         except Exception as err:  # noqa: BLE001
             warnings.warn(f"skipping {path}: not a readable attention-lab index ({err})", stacklevel=3)
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["run_id", *STAT])
+
+
+COLD = 50  # a read that found this many runs missing from the index leaves them indexed for the next one
+
+
+def _leave(store, rows: pd.DataFrame) -> None:
+    """Index rows a reader had to read from their files (a copied store is otherwise cold on every read)."""
+    try:
+        rf.write_table(Path(store) / "index" / f"{_segment_name()}.parquet", rows, {"kind": "index"})
+    except OSError:  # a read-only store (a deployed app's data/) stays as it is: the read itself succeeded
+        pass
 
 
 def load_runs(store) -> pd.DataFrame:
@@ -110,6 +124,8 @@ def load_runs(store) -> pd.DataFrame:
     stat = pd.Series(list(zip(known.file_size, known.file_mtime_ns)), index=known.index, dtype=object)
     current = known[stat == known.run_id.map(files)]
     fresh = pd.DataFrame(_rows(store, sorted(set(files) - set(current.run_id)), files))
+    if len(fresh) >= COLD:
+        _leave(store, fresh)
     frames = [f for f in (current, fresh) if not f.empty]
     if not frames:
         return pd.DataFrame(columns=rf.RUN_COLUMNS)

@@ -160,8 +160,7 @@ OLD_METRICS = {"eval_loss": "test_loss", "eval_acc": "test_acc"}  # stores made 
 
 
 def run_row(meta: dict) -> dict:
-    """load_runs' row of one run's metadata; ValueError naming a field that is absent or mistyped."""
-    schema.check_run_meta(meta)
+    """load_runs' row of one run's metadata, as read_run_meta returns it (checked there, once)."""
     m, t, tr = meta["model"], meta["task"], meta["train"]
     params = meta.get("params", {})
     final = {OLD_METRICS.get(k, k): v for k, v in meta["final"].items()}

@@ -26,6 +26,16 @@ _RUN_META = {
 
 METRICS = {"run_id": TEXT, "step": INTEGER, "metric": TEXT, "value": NUMBER}
 
+# one row of load_runs (core.results.runfile.run_row) as the index caches it, with the stat of the file it came from
+_TEXT = ("run_id", "attention", "task", "precision", "schedule", "until", "status", "stop", "date", "command")
+_INTEGER = ("n_symbols", "length", "seed", "n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "vocab_size",
+            "max_len", "steps", "batch_size", "n_ensemble", "steps_done", "file_size", "file_mtime_ns")
+_NUMBER = ("lr", "solve_step", "stop_step", "val_loss", "val_acc", "test_loss", "test_acc", "eval_loss", "eval_acc",
+           "train_loss", "val_loss_drop", "val_acc_gain", "params_attention", "params_total", "train_seconds",
+           "step_seconds", "threads", "seconds_per_step", "tokens_per_s")  # fmt: skip
+INDEX = {**dict.fromkeys(_TEXT, TEXT), **dict.fromkeys(_INTEGER, INTEGER), **dict.fromkeys(_NUMBER, NUMBER),
+         "mlp": FLAG}
+
 # (kind, name) of a table under STORE/<kind>/; name None: every table there. bench tables: per their `kind` column.
 TABLES = {
     ("analysis", "init"): {"run_id": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT, "value": NUMBER},
@@ -102,6 +112,8 @@ def check_arrow(schema: pa.Schema, columns: dict) -> None:
 
 def _pandas_is(series: pd.Series, kind: str) -> bool:
     """Missing values pass (a bench row without a target has met = None); present ones must be of the kind."""
+    if series.isna().all():
+        return True  # a column no row has a value for (a field absent from every run): pandas reads it as object
     if kind == TEXT and (pd.api.types.is_string_dtype(series.dtype) and series.dtype != object
                          or isinstance(series.dtype, pd.CategoricalDtype)):
         return True  # a string column: no need to look at each of its (up to 100k) values
@@ -114,14 +126,20 @@ def _pandas_is(series: pd.Series, kind: str) -> bool:
     return numeric
 
 
-def check_table(df: pd.DataFrame, kind: str, name: str) -> None:
+def check_index(df: pd.DataFrame) -> None:
+    """Raise ValueError naming the first column of an index segment of the wrong type. A column it lacks is
+    not an error: the segment predates it, and load_runs reads those runs from their files instead."""
+    check_table(df, "index", "runs", {c: kind for c, kind in INDEX.items() if c in df})
+
+
+def check_table(df: pd.DataFrame, kind: str, name: str, columns: dict | None = None) -> None:
     """Raise ValueError naming the first required column of STORE/<kind>/<name> that is absent or mistyped."""
     if kind == "bench":
         if "kind" not in df:
             raise ValueError("column kind: missing")
         groups = [(k, df[df.kind == k], BENCH.get(k, {})) for k in df.kind.unique()]
     else:
-        groups = [(name, df, TABLES.get((kind, name), TABLES.get((kind, None), {})))]
+        groups = [(name, df, columns or TABLES.get((kind, name), TABLES.get((kind, None), {})))]
     for _, part, columns in groups:
         for column, want in columns.items():
             if column not in part:
