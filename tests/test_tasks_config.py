@@ -149,3 +149,25 @@ def test_induction_chance_levels_match_a_simulated_blind_copier():
         pick = torch.randint(0, task.L, x.shape, generator=g)
         hits.append((x.gather(1, pick) == y)[m].float().mean().item())
     assert sum(hits) / len(hits) == pytest.approx(chance_levels("induction")["in_context"], abs=0.01)
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_the_declared_number_of_sequences_is_what_the_task_draws(name):
+    spec = TASK_SPECS[name]
+    n, L = (4, 4) if spec.min_length > 1 else (3, 3)
+    n = max(n, L) if spec.distinct else n
+    cfg = TaskConfig(name, n_symbols=n, length=L, eval_size=2)
+    x, _, _ = make_task(cfg).sample(40_000, torch.Generator().manual_seed(0))
+    assert len(torch.unique(x, dim=0)) == spec.sequences(n, L) < 40_000 / 10  # small enough to see every one
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_every_size_that_passes_validation_trains_and_the_rest_say_why_in_one_line(name):
+    for n in range(1, 7):
+        for L in range(1, 7):
+            try:
+                cfg = TaskConfig(name, n_symbols=n, length=L, eval_size=16)
+            except ValueError as err:
+                assert "\n" not in str(err) and str(err).split(":")[0] in ("n_symbols", "length")
+                continue
+            make_task(cfg).sample_train(32, torch.Generator().manual_seed(n * 10 + L))  # raised before the check
