@@ -192,3 +192,29 @@ def test_an_unreadable_store_is_one_line(made, tmp_path, monkeypatch, capsys, co
     assert cli.main([command, "--store", str(store)]) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Permission denied" in err, err
+
+
+@pytest.mark.parametrize("folder", ["weights", "models"])
+def test_a_full_disk_while_writing_tensors_is_one_line_and_leaves_no_temp_file(tmp_path, monkeypatch, capsys, folder):
+    import errno
+
+    from core import cli
+
+    real = Path.write_bytes
+
+    def full(self, data):
+        if self.parent.name == folder:
+            real(self, data[: len(data) // 2])  # part written, then the disk fills
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    store = tmp_path / "s"
+    args = ["sweep", "--attention", "standard", "--task", "reverse", "--seeds", "1", "--steps", "10",
+            "--d-model", "16", "--n-heads", "2", "--workers", "1", "--store", str(store), "--quiet"]  # fmt: skip
+    with pytest.raises(SystemExit) as ended:
+        cli.main(args)
+    err = capsys.readouterr().err.strip()
+    assert ended.value.code == 1 and len(err.splitlines()) == 1 and "disk full" in err, err
+    assert not [p for p in store.rglob("*") if p.is_file() and (".tmp" in p.name)]  # nothing half-written stays
+    assert not list((store / "runs").glob("*.parquet")) if (store / "runs").exists() else True

@@ -26,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from safetensors.numpy import save_file
+from safetensors.numpy import save
 
 from . import index, schema
 from .claims import alive, drop_stale
@@ -104,6 +104,13 @@ def _compact(hw: dict) -> dict:
     return keep
 
 
+def _write_tensors(path: Path, tensors: dict, metadata: dict) -> None:
+    """Serialized in memory, then written as every store file is: safetensors' save_file would leave its own
+    .tmpXXXXXX behind when killed, and raise its own error type for a full disk or a read-only folder."""
+    data = save(tensors, metadata=metadata)
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
+
+
 def write_run(store, summary: dict, metrics: pd.DataFrame, head_weights: list, patterns=None, examples=None,
               state_dict: dict | None = None):
     """Store one finished run. summary holds run_id, the configs, status and final numbers; state_dict (numpy
@@ -111,7 +118,7 @@ def write_run(store, summary: dict, metrics: pd.DataFrame, head_weights: list, p
     run_id = summary["run_id"]
     if state_dict is not None:
         tensors = {k: np.ascontiguousarray(np.asarray(v, dtype=np.float32)) for k, v in state_dict.items()}
-        atomic_write(model_path(store, run_id), lambda tmp: save_file(tensors, str(tmp), metadata={"run_id": run_id}))
+        _write_tensors(model_path(store, run_id), tensors, {"run_id": run_id})
     meta = {"format": FORMAT, **summary, "provenance": provenance(summary.get("command"))}
     tensors = {}
     for layer, hw in enumerate(head_weights):
@@ -125,7 +132,7 @@ def write_run(store, summary: dict, metrics: pd.DataFrame, head_weights: list, p
         "d_head": str(summary["model"]["d_head"]),
         "provenance": json.dumps(meta["provenance"]),
     }
-    atomic_write(weights_path(store, run_id), lambda tmp: save_file(tensors, str(tmp), metadata=st_meta))
+    _write_tensors(weights_path(store, run_id), tensors, st_meta)
     df = metrics.assign(run_id=run_id)[["run_id", "step", "metric", "value"]]
     write_run_table(run_path(store, run_id), df, meta)
 
