@@ -204,6 +204,9 @@ def main(argv=None) -> int:
         if args.command in WRITERS and Path(args.store).is_dir():
             st.remove_stale_tmp(args.store)  # a writer killed mid-write (a worker, baselines) left its temp file
         args.func(args, sub.choices[args.command])
+    except KeyboardInterrupt:  # Ctrl-C: a clean cancel (claims and temp files are released on the way out)
+        print(f"python -m core {args.command}: cancelled; what finished before it is stored", file=sys.stderr)
+        return 130
     except OSError as err:  # unreadable or unwritable store, disk full: one line, never a traceback
         what = f"{err.strerror or type(err).__name__}" + (f": {err.filename}" if err.filename else "")
         print(f"python -m core {args.command}: {what}", file=sys.stderr)

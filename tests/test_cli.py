@@ -306,3 +306,20 @@ print("blas", before, blas(), "torch", torch_threads, torch.get_num_threads())
     _, before, after, _, torch_before, torch_after = done.stdout.split()[-6:]
     assert int(after) == 1 and torch_after == torch_before
     assert int(before) > 1 or len(os.sched_getaffinity(0)) == 1  # it had threads to take away
+
+
+def test_ctrl_c_on_a_sweep_with_workers_is_a_one_line_cancel_that_releases_its_claims(tmp_path):
+    argv = [sys.executable, "-m", "core", "sweep", "--store", str(tmp_path), *TINY, "--steps", "400", "--seeds", "2",
+            "--attention", "standard,mqa", "--task", "reverse", "--workers", "2", "--quiet"]  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # fmt: skip
+    deadline = time.time() + 120
+    while time.time() < deadline and not list(tmp_path.glob("claims/*.claim")):
+        time.sleep(0.05)
+    time.sleep(2)  # the workers are starting or training
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends: the whole foreground group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip().splitlines() == [
+        "python -m core sweep: cancelled; what finished before it is stored"
+    ], err
+    assert not list(tmp_path.rglob("*.claim")) and not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]

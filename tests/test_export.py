@@ -138,3 +138,15 @@ def test_wandb_offline_runs_hold_the_config_group_and_curves(tmp_path, capsys):
         assert losses[-1] == pytest.approx(match.test_loss.iloc[0]) and config["train.lr"] == match.lr.iloc[0]
         assert len(losses) == len(metrics[(metrics.run_id == match.index[0]) & (metrics.metric == "test_loss")])
     assert len(groups) == 1  # the two seeds of one cell: one group
+
+
+def test_an_unreadable_run_is_left_out_with_a_warning_and_counted(store, tmp_path, capsys):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(store, copy)
+    bad = sorted((copy / "runs").glob("*.parquet"))[0]
+    bad.write_bytes(b"garbled")
+    assert main(["export", "--store", str(copy), "--to", "csv", "--out", str(tmp_path / "out")]) == 0
+    said = capsys.readouterr()
+    assert "wrote 7 runs (1 unreadable left out)" in said.out and f"skipping {bad}" in said.err

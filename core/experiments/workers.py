@@ -17,6 +17,7 @@ import ctypes
 import multiprocessing as mp
 import os
 import queue
+import signal
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -56,20 +57,21 @@ def keep_freed_memory() -> None:
     libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: blocks up to 32 MiB come from the (kept) heap
 
 
-def _init(threads: int, progress, parent: int) -> None:
+def _init(threads: int, progress, parent: int, cancel) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides (cancel)
     import torch
 
     global _progress
     torch.set_num_threads(threads)
     keep_freed_memory()
     _progress = progress
-    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+    threading.Thread(target=_exit_with_parent, args=(parent, cancel), daemon=True).start()
 
 
-def _exit_with_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(0.5)
-    os._exit(1)  # the sweep was killed: stop too; the runs in flight are lost, finished ones are stored
+def _exit_with_parent(parent: int, cancel) -> None:
+    while os.getppid() == parent and not cancel.is_set():
+        time.sleep(0.2)
+    os._exit(1)  # the sweep was killed or cancelled: stop too; runs in flight are lost, finished ones are stored
 
 
 def _train(store, index, job, missing, device, command) -> dict:
@@ -129,7 +131,8 @@ def run_parallel(store, todo, device, command, workers: int, on_step=None, train
 
 def _one_pool(store, todo, indices, device, command, ctx, workers, threads, progress, out, train) -> list[int]:
     """Run these jobs on one pool until done or the pool breaks; returns the indices not finished."""
-    pool = ProcessPoolExecutor(workers, ctx, initializer=_init, initargs=(threads, progress, os.getpid()))
+    cancel = ctx.Event()
+    pool = ProcessPoolExecutor(workers, ctx, initializer=_init, initargs=(threads, progress, os.getpid(), cancel))
     try:
         futures = {pool.submit(train, store, i, *todo[i], device, command): i for i in indices}
         pending, broken = set(futures), False
@@ -142,5 +145,8 @@ def _one_pool(store, todo, indices, device, command, ctx, workers, threads, prog
         wait(pending)  # a broken pool fails every future it still held
         out += [f.result() for f in pending if not isinstance(f.exception(), BrokenProcessPool)]
         return [i for f, i in futures.items() if isinstance(f.exception(), BrokenProcessPool)]
+    except KeyboardInterrupt:  # Ctrl-C: the workers stop now, not after the jobs they hold
+        cancel.set()
+        raise
     finally:
-        pool.shutdown(cancel_futures=True)  # on an error or Ctrl-C: no new jobs start
+        pool.shutdown(cancel_futures=True)  # no new jobs start

@@ -12,6 +12,7 @@ The three trackers are optional (`pip install ".[export]"`); without one, the co
 
 import json
 import os
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -38,9 +39,11 @@ def runs_table(store) -> pd.DataFrame:
     parameter count, and when and by what command it was made."""
     rows = []
     for rid in sorted(index.listing(store)):
+        path = rf.run_path(store, rid)
         try:
-            meta = rf.read_run_meta(rf.run_path(store, rid))
-        except Exception:  # noqa: BLE001 - unreadable runs are left out, as every reader does
+            meta = rf.read_run_meta(path)
+        except Exception as err:  # noqa: BLE001 - unreadable runs are left out, with a warning, as every reader does
+            warnings.warn(f"skipping {path}: not a readable attention-lab run ({err})", stacklevel=2)
             continue
         configs = {"model": meta["model"], "task": meta["task"], "train": meta["train"]}
         m, task, lr = meta["model"], meta["task"]["name"], meta["train"]["lr"]
@@ -59,6 +62,7 @@ def export(store, to: str, out) -> str:
     if to not in FORMATS:
         raise ValueError(f"to: unknown {to!r}; allowed: {', '.join(FORMATS)}")
     runs = runs_table(store)
+    skipped = len(index.listing(store)) - len(runs)
     if runs.empty:
         raise ValueError(f"store: no readable runs in {str(store)!r}")
     metrics = load_metrics(store, runs.run_id)
@@ -67,7 +71,8 @@ def export(store, to: str, out) -> str:
     if to in ("csv", "parquet"):
         for name, df in (("runs", runs), ("metrics", metrics)):
             (df.to_csv if to == "csv" else df.to_parquet)(out / f"{name}.{to}", index=False)
-        return f"wrote {len(runs)} runs and {len(metrics)} metric rows to {out}/runs.{to} and metrics.{to}"
+        left_out = f" ({skipped} unreadable left out)" if skipped else ""
+        return f"wrote {len(runs)} runs{left_out} and {len(metrics)} metric rows to {out}/runs.{to} and metrics.{to}"
     return {"tensorboard": _tensorboard, "mlflow": _mlflow, "wandb": _wandb}[to](runs, metrics, out)
 
 
