@@ -86,6 +86,7 @@ def sidebar() -> dict:
 
 
 page = st.navigation(PAGES)
-st.session_state["selection"] = sidebar()
-page.run()
+with ui.unreadable_as_caption():
+    st.session_state["selection"] = sidebar()
+    page.run()
 ui.release_freed_memory()

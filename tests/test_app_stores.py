@@ -1,6 +1,7 @@
 """The app against the stores it may read: empty, missing, crafted or broken ones, and URLs that probe outside them."""
 
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -120,3 +121,44 @@ def test_unreadable_run_files_are_a_counted_caption_in_the_sidebar(stores_root):
     at = open_page("loss_curves", store="damaged")
     assert any("1 run file(s) in this store cannot be read" in c.value for c in at.sidebar.caption)
     assert any("runs/garbled.parquet" in t.value for t in at.sidebar.text)
+
+
+def _mode_000(monkeypatch, folder: Path):
+    """What a non-root server meets at a mode-000 folder: EACCES listing it, and stat-ing or opening anything in
+    it (injected in Python's calls: tests run as root, which reads anything)."""
+    import builtins
+    import errno
+    import os
+
+    def guard(real, strictly_inside: bool):
+        def call(path, *a, **kw):
+            p = os.fspath(path) if not isinstance(path, int) else ""
+            if p.startswith(f"{folder}/") or (not strictly_inside and p == str(folder)):
+                raise PermissionError(errno.EACCES, "Permission denied", p)
+            return real(path, *a, **kw)
+
+        return call
+
+    for where, name, strict in ((os, "scandir", False), (os, "listdir", False), (os, "stat", True),
+                                (builtins, "open", True)):  # fmt: skip
+        monkeypatch.setattr(where, name, guard(getattr(where, name), strict))
+
+
+@pytest.mark.parametrize("folder, page", [("runs", "overview"), ("weights", "similarity"),
+                                          ("analysis", "learning_rate")])  # fmt: skip
+def test_a_store_folder_the_server_cannot_read_is_one_named_warning(stores_root, monkeypatch, folder, page):
+    from streamlit.testing.v1 import AppTest
+
+    store = stores_root / "locked"
+    shutil.copytree(ROOT / "data", store)
+    _mode_000(monkeypatch, store / folder)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["store"] = "locked"
+    at.run()
+    if page != "overview" and not at.warning:
+        at.switch_page(f"pages/{page}.py")
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [w.value for w in at.warning if "cannot be read here" in w.value]
+    assert len(said) == 1 and f"(Permission denied: locked/{folder}" in said[0], at.warning
+    assert str(stores_root) not in " ".join(w.value for w in at.warning)

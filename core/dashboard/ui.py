@@ -5,6 +5,7 @@ Nothing here trains or imports torch; it reads the sidebar's store through core.
 """
 
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +13,7 @@ import streamlit as st
 
 from ..analysis import findings
 from ..results.provenance import BUNDLED_SWEEP
-from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT  # noqa: F401 - the pages' names for them
+from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT, inside, stores_root  # noqa: F401 - the pages' names
 from . import cached, charts
 from . import selection as _selection
 from .selection import ALL, BEST, LONGEST, size_labels  # noqa: F401 - the pages' and app.py's names for them
@@ -271,3 +272,19 @@ def require_router() -> None:
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+@contextmanager
+def unreadable_as_caption():
+    """A store file the server may not read (permissions, a vanished disk) ends the page with one named warning,
+    never a traceback; the file is named from its store's name on, so no server path is echoed."""
+    try:
+        yield
+    except OSError as err:
+        name = Path(err.filename or "").name
+        for top in (stores_root(), BUNDLED.parent):
+            if err.filename and inside(Path(err.filename), top):
+                name = str(Path(err.filename).resolve().relative_to(top.resolve()))
+                break
+        st.warning(f"This store cannot be read here ({err.strerror or type(err).__name__}"
+                   f"{': ' + name if name else ''}); the page stops at that point.")  # fmt: skip

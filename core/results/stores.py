@@ -27,7 +27,7 @@ def stores_root() -> Path:
     return Path(os.environ.get("ATTENTION_LAB_STORES") or ROOT / "stores")
 
 
-def _inside(path: Path, root: Path) -> bool:
+def inside(path: Path, root: Path) -> bool:
     try:
         return path.resolve().is_relative_to(root.resolve())
     except (OSError, RuntimeError):  # a symlink loop, an unreadable parent
@@ -42,7 +42,7 @@ def resolve(name) -> Path | None:
         return BUNDLED
     root = stores_root()
     path = root / name
-    if not _inside(path, root) or path.resolve().parent != root.resolve() or not path.is_dir():
+    if not inside(path, root) or path.resolve().parent != root.resolve() or not path.is_dir():
         return None
     return path
 
