@@ -1,5 +1,6 @@
 """In practice: the similarity metrics on real pretrained transformers, next to our trained runs (seed 002)."""
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -20,6 +21,7 @@ st.markdown(
     "(query and key at the same rotation); MiniLM's query/key biases are left out of W_QK."
 )
 pre = ui.named("pretrained")
+pre = pre[np.isfinite(pre.value)] if "value" in pre else pre  # a NaN or inf reading is no reading
 if pre.empty:
     st.info(
         "No pretrained results in this store. Produce them (downloads ~180 MB of wheels once) with\n\n"

@@ -162,3 +162,16 @@ def test_a_store_folder_the_server_cannot_read_is_one_named_warning(stores_root,
     said = [w.value for w in at.warning if "cannot be read here" in w.value]
     assert len(said) == 1 and f"(Permission denied: locked/{folder}" in said[0], at.warning
     assert str(stores_root) not in " ".join(w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_in_practice_with_no_finite_pretrained_value_says_so(stores_root, value):
+    from core.results import store as st
+
+    store = stores_root / "crafted"
+    shutil.copytree(ROOT / "data", store, ignore=shutil.ignore_patterns("pretrained"))
+    pre = st.load_named(ROOT / "data", "pretrained")
+    for model, part in pre.groupby("model"):
+        st.write_table(store / "pretrained" / f"{model}.parquet", part.assign(value=value), {"kind": "pretrained"})
+    at = open_page("in_practice", store="crafted")
+    assert any("No pretrained results in this store" in i.value for i in at.info)

@@ -63,6 +63,8 @@ DAMAGE = {
     "garbled": lambda p: p.write_bytes(bytes(random.Random(0).randrange(256) for _ in range(p.stat().st_size))),
     "no metadata": lambda p: pq.write_table(pq.read_table(p).replace_schema_metadata({}), p),
     "seed is text": lambda p: _rewrite_meta(p, lambda m: m.update(seed="zero")),
+    "seed beyond 64 bits": lambda p: _rewrite_meta(p, lambda m: m.update(seed=10**30)),
+    "a 200,000-character name": lambda p: _rewrite_meta(p, lambda m: m["model"].update(attention="a" * 200_000)),
     "lr missing": lambda p: _rewrite_meta(p, lambda m: m["train"].pop("lr")),
     "step is text": _string_steps,
     "another run's id": lambda p: _rewrite_meta(p, lambda m: m.update(run_id="0123456789abcdef")),

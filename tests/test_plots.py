@@ -147,3 +147,8 @@ def test_a_charts_html_carries_its_figure_intact_and_no_text_can_close_its_scrip
     assert spec["data"][0]["name"] == hostile and spec["data"][0]["text"] == ["a&b", "<b>x</b>", "'\""]
     assert spec["data"][0]["y"][1] is None and spec["config"] == {"displaylogo": False}
     assert 'id="chart-___x_y-' in body  # the element id keeps only [A-Za-z0-9_-]
+
+
+def test_small_multiples_of_nothing_are_an_empty_chart_that_says_so():
+    fig = plots.head_heatmaps(pd.DataFrame(columns=["attention", "layer", "head", "value"]))
+    assert not fig.data and fig.layout.annotations[0].text == "nothing to show for this selection"

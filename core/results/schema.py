@@ -64,6 +64,10 @@ BENCH = {
 }  # fmt: skip
 
 
+NAME_LENGTH = 64  # a name (parameterization, task, status, run id) longer than this is crafted, not made here
+_NAMES = {("run_id",), ("status",), ("model", "attention"), ("task", "name")}
+
+
 def _is(value, kind: str) -> bool:
     if kind == FLAG:
         return isinstance(value, bool)
@@ -71,7 +75,9 @@ def _is(value, kind: str) -> bool:
         return isinstance(value, str)
     if isinstance(value, bool):
         return False
-    return isinstance(value, numbers.Integral if kind == INTEGER else numbers.Real)
+    if kind == INTEGER:  # what numpy, Arrow and parquet hold: a larger one cannot be read back as a column
+        return isinstance(value, numbers.Integral) and -(2**63) <= value < 2**63
+    return isinstance(value, numbers.Real)
 
 
 def check_run_meta(meta: dict) -> None:
@@ -83,7 +89,9 @@ def check_run_meta(meta: dict) -> None:
                 raise ValueError(f"{'.'.join(path)}: missing")
             value = value[key]
         if not _is(value, kind):
-            raise ValueError(f"{'.'.join(path)}: must be {kind}, got {value!r:.40}")
+            raise ValueError(f"{'.'.join(path)}: must be {kind}{' (64-bit)' * (kind == INTEGER)}, got {value!r:.40}")
+        if path in _NAMES and len(value) > NAME_LENGTH:
+            raise ValueError(f"{'.'.join(path)}: at most {NAME_LENGTH} characters, got {len(value)}")
     if not isinstance(meta.get("stop", ""), str):
         raise ValueError(f"stop: must be text, got {meta['stop']!r:.40}")
     for key, value in (meta.get("final") or {}).items():
