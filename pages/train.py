@@ -12,9 +12,10 @@ LIMITS = {"steps": 2000, "d_model": 128, "n_layers": 4, "seeds": 3}  # keeps a s
 ui.require_router()
 st.title("Train")
 st.markdown(
-    "Start a small sweep into a store of your own without leaving the browser; it resumes like "
-    "`python -m core sweep` (runs already stored are skipped). One sweep runs at a time on this server, "
-    f"within a budget of {jobs.budget():,} member-steps per hour for all visitors together. "
+    "Start a small sweep into a new store of your own without leaving the browser; within your session it "
+    "resumes like `python -m core sweep` (runs already stored are skipped). One sweep runs at a time on this "
+    f"server, within a compute budget of {jobs.budget():,} GFLOP per hour (about a core-hour) for all visitors "
+    "together; a sweep is priced by counting its FLOPs before it starts. "
     f"Bounded to {LIMITS['steps']} steps, d_model ≤ {LIMITS['d_model']}, {LIMITS['n_layers']} layers, "
     f"{LIMITS['seeds']} seeds; bigger sweeps belong on the command line."
 )

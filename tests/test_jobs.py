@@ -49,7 +49,7 @@ def test_one_sweep_at_a_time_and_cancel_keeps_only_finished_runs(tmp_path):
     job.stop()
     assert wait(job) == "cancelled"
     assert len(st.load_runs(tmp_path)) < 3 and not list(tmp_path.rglob("*.tmp"))
-    again = jobs.start(str(tmp_path), jobs.plan(["standard"], ["reverse"], 1, {"steps": 10}, TINY), owner="b")
+    again = jobs.start(str(tmp_path), jobs.plan(["standard"], ["reverse"], 1, {"steps": 10}, TINY), owner="a")
     assert again is not job and wait(again) == "finished"  # the slot is free again
 
 
@@ -87,7 +87,7 @@ print("runs", len(store.load_runs({str(tmp_path)!r})))
 
 
 def test_the_server_budget_refuses_with_the_time_to_wait(monkeypatch):
-    monkeypatch.setenv(jobs.BUDGET_ENV, "1000")
+    monkeypatch.setenv(jobs.BUDGET_ENV, "1000")  # GFLOP
     monkeypatch.setattr(jobs, "_spent", jobs.deque())
     monkeypatch.setattr(jobs, "_current", None)  # no sweep of an earlier test still winding down
     assert jobs.wait_seconds(2000) == float("inf")  # larger than the whole budget
@@ -96,21 +96,39 @@ def test_the_server_budget_refuses_with_the_time_to_wait(monkeypatch):
     assert jobs.wait_seconds(100, now) == 0.0  # 900 + 100 fits
     assert jobs.wait_seconds(300, now) == pytest.approx(600)  # once the oldest (600) leaves the hour
     assert jobs.wait_seconds(900, now) == pytest.approx(2600)  # only when both have left
-    plan = jobs.plan(["standard"], ["reverse"], 1, {"steps": 2000}, TINY)  # 2000 member-steps
-    with pytest.raises(RuntimeError, match="larger than the server's budget"):
+    monkeypatch.setenv(jobs.BUDGET_ENV, "50")
+    plan = jobs.plan(["standard"], ["reverse"], 1, {"steps": 2000}, TINY)  # 4 lrs x 2000 steps: 76 GFLOP, counted
+    with pytest.raises(RuntimeError, match=r"this sweep \(76 GFLOP\) is larger than the server's budget"):
         jobs.start("unused", plan, owner="a")
-    monkeypatch.setenv(jobs.BUDGET_ENV, "2500")
+    monkeypatch.setenv(jobs.BUDGET_ENV, "100")
     jobs._spent.clear()
-    jobs._spent.append((__import__("time").time(), 1000))
+    jobs._spent.append((__import__("time").time(), 30))
     with pytest.raises(RuntimeError, match=r"used up: try again in \d+ min"):
         jobs.start("unused", plan, owner="a")
 
 
 def test_a_refused_start_creates_no_store(tmp_path, monkeypatch):
-    monkeypatch.setenv(jobs.BUDGET_ENV, "10")
+    monkeypatch.setenv(jobs.BUDGET_ENV, "1")  # the plan below is 1.1 GFLOP
     monkeypatch.setattr(jobs, "_spent", jobs.deque())
     monkeypatch.setattr(jobs, "_current", None)
     plan = jobs.plan(["standard"], ["reverse"], 1, {"steps": 20, "eval_every": 10}, TINY)
     with pytest.raises(RuntimeError, match="budget"):
         jobs.start(str(tmp_path / "new-store"), plan, owner="a")
     assert not (tmp_path / "new-store").exists()
+
+
+def test_a_store_made_by_one_visitor_is_taken_for_every_other(tmp_path, monkeypatch):
+    monkeypatch.setattr(jobs, "_spent", jobs.deque())
+    monkeypatch.setattr(jobs, "_owners", {})
+    monkeypatch.setattr(jobs, "_current", None)
+    plan = jobs.plan(["standard"], ["reverse"], 1, {"steps": 20, "eval_every": 10}, TINY, [3e-3])
+    mine = tmp_path / "mine"
+    job = jobs.start(str(mine), plan, owner="a", name="mine")
+    job._child.wait(120)
+    for other, where in (("b", mine), ("b", tmp_path / "older")):
+        (tmp_path / "older" / "runs").mkdir(parents=True, exist_ok=True)  # made before this server started
+        with pytest.raises(ValueError, match=f"store name: '{where.name}' is taken"):
+            jobs.start(str(where), plan, owner=other, name=where.name)
+    while jobs.current().state == "running":
+        __import__("time").sleep(0.1)
+    jobs.start(str(mine), plan, owner="a", name="mine")._child.wait(120)  # its maker may resume it

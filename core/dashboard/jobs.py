@@ -16,8 +16,11 @@ import time
 from collections import deque
 from pathlib import Path
 
-BUDGET_ENV = "ATTENTION_LAB_BUDGET"  # member-steps per hour for the whole server (all visitors)
-DEFAULT_BUDGET = 200_000  # e.g. 8 parameterizations x 2 tasks x 3 seeds x 2000 steps is 96,000
+BUDGET_ENV = "ATTENTION_LAB_BUDGET_GFLOP"  # training compute per hour for the whole server (all visitors)
+# about one core-hour per hour: tiny models train at ~17 GFLOP/s a thread here (data/bench sweep records). The
+# form's default (2 parameterizations, 2 seeds, 300 steps) is ~700 GFLOP; 8 x 3 seeds x 4 lrs x 2000 steps at
+# d_model 128 with 4 layers is ~1.1 million (hours of a core), refused.
+DEFAULT_BUDGET = 60_000
 WINDOW = 3600.0  # seconds the budget counts back
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +28,8 @@ PLAN_TIMEOUT = 120  # seconds for the child to import torch and validate the req
 
 _lock = threading.Lock()
 _current: "SweepJob | None" = None
-_spent: deque = deque()  # (start time, member-steps) of the sweeps started in the last WINDOW
+_spent: deque = deque()  # (start time, GFLOP) of the sweeps started in the last WINDOW
+_owners: dict[str, str] = {}  # store path -> the session that created it: only that session trains into it
 
 
 def budget() -> int:
@@ -50,6 +54,7 @@ class SweepJob:
     def __init__(self, store, request: dict, owner: str, name: str = ""):
         self.owner, self.store_name = owner, name
         self.total = self.done = self.saved = 0  # saved: member-steps members that stopped early will not take
+        self.gflop = 0.0  # its cost in compute: what the budget counts
         self.members: dict = {}  # members stopped so far, by why (core.training.criterion.STOPS), and training
         self.started = time.monotonic()
         self.label = ""
@@ -84,7 +89,7 @@ class SweepJob:
             if not isinstance(msg, dict):
                 continue
             if "planned" in msg:
-                self.total, self._valid = int(msg["planned"]), True
+                self.total, self.gflop, self._valid = int(msg["planned"]), float(msg.get("gflop", 0.0)), True
                 self._planned.set()
             self.done = int(msg.get("done", self.done))
             self.saved = int(msg.get("saved", self.saved))
@@ -100,14 +105,14 @@ class SweepJob:
         self.done = self.total - self.saved if self.state == "finished" else self.done
         self._planned.set()
 
-    def planned(self) -> int:
-        """The sweep's member-steps once the child has validated it; else a one-line ValueError."""
+    def planned(self) -> float:
+        """The sweep's cost in GFLOP once the child has validated and priced it; else a one-line ValueError."""
         if not self._planned.wait(PLAN_TIMEOUT):
             self.refuse()
             raise RuntimeError(f"the sweep process took over {PLAN_TIMEOUT} s to start")
         if not self._valid:
             raise ValueError(self.error or "the sweep process failed to start")
-        return self.total
+        return self.gflop
 
     def go(self):
         try:
@@ -150,8 +155,15 @@ def current() -> "SweepJob | None":
     return _current
 
 
-def wait_seconds(cost: int, now: float | None = None) -> float:
-    """0 when a sweep of `cost` member-steps fits in the budget now, else how long until it does."""
+def _has_files(store) -> bool:
+    try:
+        return any(Path(store).iterdir())
+    except OSError:  # absent (the usual case: a new name), or not a directory: mkdir below says which
+        return False
+
+
+def wait_seconds(cost: float, now: float | None = None) -> float:
+    """0 when a sweep of `cost` GFLOP fits in the budget now, else how long until it does."""
     now = time.time() if now is None else now
     while _spent and _spent[0][0] <= now - WINDOW:
         _spent.popleft()
@@ -181,15 +193,19 @@ def start(store, request: dict, owner: str, name: str = "") -> SweepJob:
             cost = job.planned()
             wait = wait_seconds(cost)
             if wait == float("inf"):
-                raise RuntimeError(f"this sweep ({cost:,} member-steps) is larger than the server's budget of "
-                                   f"{budget():,} member-steps per hour ({BUDGET_ENV})")  # fmt: skip
+                raise RuntimeError(f"this sweep ({cost:,.0f} GFLOP) is larger than the server's budget of "
+                                   f"{budget():,} GFLOP per hour ({BUDGET_ENV}): fewer steps, seeds, lrs or "
+                                   "a smaller model")  # fmt: skip
             if wait > 0:
-                raise RuntimeError(f"the server's training budget ({budget():,} member-steps per hour) is used "
+                raise RuntimeError(f"the server's training budget ({budget():,} GFLOP per hour) is used "
                                    f"up: try again in {max(1, round(wait / 60))} min")  # fmt: skip
+            if _owners.get(str(store), owner) != owner or (str(store) not in _owners and _has_files(store)):
+                raise ValueError(f"store name: {name!r} is taken; pick another name")  # another visitor's, or older
             try:  # only once the start is allowed: a refused one leaves no empty store
                 Path(store).mkdir(exist_ok=True)
             except OSError:  # raced into existence as something else, or the root went away: no path in the message
                 raise ValueError(f"store name: {name!r} is taken; pick another name") from None
+            _owners[str(store)] = owner
         except BaseException:
             job.refuse()
             raise

@@ -4,7 +4,8 @@ at the read-only pages' memory; training's ~200 MB lives and dies with the child
     python -m core.dashboard.sweep_child STORE REQUEST_JSON
 
 Speaks JSON lines on stdout:
-  {"planned": member_steps}            the request is valid (core.experiments.sweep.plan); or {"error": line}
+  {"planned": member_steps, "gflop": g} the request is valid (core.experiments.sweep.plan), and what it costs;
+                                       or {"error": line}
   -- then reads one line from stdin: "go" trains; anything else (or EOF) exits without touching the store --
   {"label": ..., "done": n}            a job starts (n member-steps done so far, stored ones included)
   {"done": n}                          progress, at most every PROGRESS_EVERY seconds
@@ -36,6 +37,13 @@ def plan(request: dict):
 
 def member_steps(jobs) -> int:
     return sum(len(j.members) * j.train.steps for j in jobs)
+
+
+def gflop(jobs) -> float:
+    """What the sweep costs at most (every member to its cap): its training and evaluation FLOPs, counted."""
+    from ..experiments.flops import run_flops
+
+    return sum(len(j.members) * run_flops(j) for j in jobs) / 1e9
 
 
 class _Progress:
@@ -70,7 +78,7 @@ def main(store: str, request: dict) -> int:
     except (ValueError, TypeError, KeyError) as err:  # a bad request: one line, the store untouched
         _say(error=str(err).splitlines()[0] if isinstance(err, ValueError) else sweep._one_line(err))
         return 1
-    _say(planned=member_steps(jobs))
+    _say(planned=member_steps(jobs), gflop=gflop(jobs))
     if sys.stdin.readline().strip() != "go":
         return 0
     import torch

@@ -52,14 +52,17 @@ def job_flops(job) -> tuple[int, int]:
     forward + backward of one batch each; all its evaluations, a forward over both held-out sets each)."""
     task, train = make_task(job.task), job.train
     model = init_model(job.model, 0)
-    x, y, m = task.sample(train.batch_size, torch.Generator().manual_seed(0))
-    held_out = torch.cat([x for x, _, _ in task.held_out().values()])
+    # counted on one sequence and scaled: every counted op (a matmul) is linear in the batch, and one sequence
+    # is what lets the Train page price a request before it starts
+    x, y, m = task.sample(1, torch.Generator().manual_seed(0))
     with FlopCounterMode(display=False) as step:
         masked_ce(model(x), y, m).backward()
     with FlopCounterMode(display=False) as evaluation, torch.no_grad():
-        model(held_out)
+        model(x)
+    held_out = 2 * task.cfg.eval_size  # validation and test
     n_evals = 1 + sum(s % train.eval_every == 0 or s == train.steps for s in range(1, train.steps + 1))
-    return step.get_total_flops() * train.steps, evaluation.get_total_flops() * n_evals
+    return (step.get_total_flops() * train.batch_size * train.steps,
+            evaluation.get_total_flops() * held_out * n_evals)  # fmt: skip
 
 
 def run_flops(job) -> int:
