@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .analysis.blas import one_blas_thread
 from .attention import NAMES as ATTENTION_NAMES
-from .flags import DEFAULT_STORE, Parser, bounded_int, choice, flag_error, store_dir
+from .flags import DEFAULT_STORE, Parser, bounded_int, choice, flag_error, read_store, store_dir
 from .results import store as st
 from .results import weights
 from .training.task_specs import TASK_NAMES as TASKS
@@ -14,7 +14,7 @@ from .training.task_specs import TASK_NAMES as TASKS
 
 def add_summary(sub):
     p = sub.add_parser("summary", help="final eval accuracy, mean ± std over seeds, per task x parameterization")
-    p.add_argument("--store", default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    p.add_argument("--store", type=read_store, default=DEFAULT_STORE, help=f"store (default {DEFAULT_STORE}/)")
     p.add_argument("--markdown", action="store_true", help="a markdown table (as in README.md)")
     p.add_argument("--findings", action="store_true", help="also the findings against standard, with their statistics")
     p.add_argument("--scaling", action="store_true", help="also each scaling axis's thresholds (README: Scaling)")
@@ -81,7 +81,7 @@ def add_export(sub):
     from .results.export import FORMATS
 
     p = sub.add_parser("export", help="runs and metrics as csv/parquet, or into TensorBoard, MLflow or W&B (offline)")
-    p.add_argument("--store", default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    p.add_argument("--store", type=read_store, default=DEFAULT_STORE, help=f"store (default {DEFAULT_STORE}/)")
     p.add_argument("--to", type=choice("to", FORMATS), required=True, help=f"one of {', '.join(FORMATS)}")
     p.add_argument("--out", type=store_dir, required=True, help="directory to write into (created if absent)")
     p.set_defaults(func=cmd_export)

@@ -89,10 +89,20 @@ def _path(text: str) -> Path:
     return Path(text)
 
 
+def read_store(text: str) -> str:
+    """A store to read: a path a filesystem can hold (whether it is a store, the command says)."""
+    return str(_path(text))
+
+
+read_store.__name__ = "store"
+
+
 def store_dir(text: str) -> str:
     """A directory to write into: not empty, not an existing file, and creatable (checked before training, by
     creating and removing a directory where it would go, so /proc or a read-only mount fail here)."""
     path = _path(text)
+    if os.path.lexists(path) and not path.exists():  # a dangling or self-referring symlink: mkdir would fail later
+        raise argparse.ArgumentTypeError(f"{text!r} is a symlink that leads nowhere")
     existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
     if existing.exists() and not existing.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is not a directory ({existing} is a file)")

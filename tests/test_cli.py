@@ -255,11 +255,16 @@ def test_a_sweep_whose_runs_all_diverge_reports_the_steps_it_took(tmp_path, caps
     assert 0 < rec.step_utilisation < 1 and 0 < rec.utilisation < 1  # the FLOPs of the steps really taken
 
 
-@pytest.mark.parametrize("command", ["sweep", "bench", "baselines", "pretrained", "prune", "index"])
-@pytest.mark.parametrize("store", ["", "/etc/passwd", "/tmp/" + "a" * 300, "/proc/attention-lab-store"])
-def test_a_store_that_cannot_be_one_is_one_line_exit_2(capsys, command, store):
+@pytest.mark.parametrize("command", ["sweep", "bench", "baselines", "pretrained", "prune", "index",
+                                     "summary", "export"])
+@pytest.mark.parametrize("store", ["", "/etc/passwd", "/tmp/" + "a" * 300, "/proc/attention-lab-store", "loop"])
+def test_a_store_that_cannot_be_one_is_one_line_exit_2(capsys, command, store, tmp_path, monkeypatch):
+    if store == "loop":  # a --store that is a symlink to itself
+        monkeypatch.chdir(tmp_path)
+        os.symlink("loop", "loop")
+    extra = ["--to", "csv", "--out", str(tmp_path / "out")] if command == "export" else []
     with pytest.raises(SystemExit) as err:
-        main([command, "--store", store])
+        main([command, "--store", store, *extra])
     assert err.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "--store" in lines[0]
