@@ -118,8 +118,10 @@ def test_unreadable_run_files_are_a_counted_caption_in_the_sidebar(stores_root):
     for rid in keep[(keep.attention == "standard") & (keep.task == "reverse")].run_id[:3]:
         shutil.copy(st.run_path(ROOT / "data", rid), store / "runs")
     (store / "runs" / "garbled.parquet").write_bytes(b"not a run")
+    (store / "runs" / "loop.parquet").symlink_to("loop.parquet")  # cannot even be stat-ed: counted too
     at = open_page("loss_curves", store="damaged")
-    assert any("1 run file(s) in this store cannot be read" in c.value for c in at.sidebar.caption)
+    assert any("2 run file(s) in this store cannot be read" in c.value for c in at.sidebar.caption)
+    assert any("runs/loop.parquet" in t.value for t in at.sidebar.text)
     assert any("runs/garbled.parquet" in t.value for t in at.sidebar.text)
 
 

@@ -128,7 +128,7 @@ def named(store: str, kind: str, fp: tuple) -> pd.DataFrame:
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
 def unreadable(store: str, fp: tuple) -> list[str]:
     """runs/<id>.parquet names (relative to the store) of run files that load_runs left out, with the reason."""
-    missing = sorted(set(index.listing(store)) - set(runs(store, fp).get("run_id", [])))
+    missing = sorted(index.run_names(store) - set(runs(store, fp).get("run_id", [])))
     return [f"runs/{rid}.parquet: {st_store.run_problem(store, rid) or 'changed while read'}" for rid in missing]
 
 

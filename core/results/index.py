@@ -47,6 +47,15 @@ def listing(store) -> dict[str, tuple[int, int]]:
     return out
 
 
+def run_names(store) -> set[str]:
+    """Every run id with an entry in runs/, readable or not (listing() leaves out those it cannot stat)."""
+    folder = Path(store) / "runs"
+    if not folder.is_dir():
+        return set()
+    with os.scandir(folder) as entries:
+        return {e.name[: -len(".parquet")] for e in entries if e.name.endswith(".parquet") and e.name[0] != "."}
+
+
 def _segment_name() -> str:
     return f"runs-{datetime.now(UTC):%Y%m%dT%H%M%S%f}-{os.getpid()}-{next(_counter)}"
 
