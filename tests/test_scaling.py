@@ -30,6 +30,10 @@ def _config(axis: str, value: int) -> dict:
     return cfg
 
 
+def _id(*parts) -> str:
+    return __import__("hashlib").sha256(repr(parts).encode()).hexdigest()[:16]  # as a real run id: 16 hex digits
+
+
 def fake_runs(seeds: int = 5) -> pd.DataFrame:
     rows = []
     for axis, values in SETTINGS.items():
@@ -42,7 +46,7 @@ def fake_runs(seeds: int = 5) -> pd.DataFrame:
                     for seed in range(seeds):
                         steps_in = i if scaling.AXES[axis].grows else len(values) - 1 - i
                         solved = first is not None and steps_in >= first and lr == 1e-3
-                        rows.append({**cfg, "run_id": f"{sorted(cfg.items())}{name}{lr}{seed}", "attention": name,
+                        rows.append({**cfg, "run_id": _id(cfg, name, lr, seed), "attention": name,
                                      "seed": seed, "lr": lr, "steps": 800,
                                      "n_kv_heads": cfg["n_heads"], "status": "ok", "precision": "fp32",
                                      "test_acc": 1.0 if solved else 0.3, "test_loss": 0.01 if solved else 2.0,
@@ -189,3 +193,14 @@ def test_outcomes_per_cell_agree_with_the_scalar_statistics_on_the_bundled_scans
         assert row.test_acc == pytest.approx(ok.test_acc.mean(), nan_ok=True)
         assert row.test_loss == pytest.approx(ok.test_loss.mean(), nan_ok=True)
         assert row.params_attention == g.params_attention.iloc[0] / g.n_layers.iloc[0]
+
+
+def test_an_axis_is_read_under_one_protocol_the_criterion_once_two_of_its_values_have_it():
+    runs = fake_runs().assign(until="steps")
+    on = scaling.axis_runs(runs, "d_head")
+    crit = on[on.x == 16].assign(until="solved", run_id=lambda d: "c" + d.run_id, steps=6400)
+    one = scaling.axis_runs(pd.concat([runs, crit]), "d_head")
+    assert (one.until == "steps").all() and sorted(set(one.x)) == SETTINGS["d_head"]  # one criterion point: not yet
+    crit8 = on[on.x == 8].assign(until="solved", run_id=lambda d: "c" + d.run_id, steps=6400)
+    two = scaling.axis_runs(pd.concat([runs, crit, crit8]), "d_head")
+    assert (two.until == "solved").all() and sorted(set(two.x)) == [8, 16]  # never the two protocols mixed

@@ -52,7 +52,10 @@ class Axis:
         for col, value in {**BASE, **dict(self.base)}.items():
             if col in self.free or col not in runs:
                 continue
-            keep &= runs[col] == value
+            at = runs[col] == value
+            if col == "steps" and "until" in runs:  # BASE's steps are the fixed-budget scan's; a cap is not a budget
+                at |= runs.until == "solved"
+            keep &= at
         if self.var == "d_model":
             keep &= runs.d_head * runs.n_heads == runs.d_model
         if self.var == "n_heads":
@@ -88,7 +91,15 @@ def axis_runs(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     on = runs[spec.on_axis(runs)]
     if spec.var == "d_head":
         on = on[on.attention != "identity"]
-    return on.assign(x=on[spec.var])
+    on = on.assign(x=on[spec.var])
+    return on[on.until == protocol(on)] if "until" in on else on
+
+
+def protocol(on: pd.DataFrame) -> str:
+    """One protocol per axis, never a mix: the criterion ("solved") once the axis has been retrained to it at two
+    or more of its values, else the fixed budget ("steps") its scan was made with."""
+    crit = on[on.until == "solved"] if "until" in on else on.iloc[0:0]
+    return "solved" if crit.x.nunique() >= 2 else "steps"
 
 
 def axes_present(runs: pd.DataFrame) -> list[str]:
