@@ -284,10 +284,11 @@ def test_a_ray_address_nothing_answers_at_is_one_line_within_seconds(tmp_path, c
         port = s.getsockname()[1]
     start = time.monotonic()
     with pytest.raises(SystemExit) as err:
-        sweep(tmp_path, "--ray", f"127.0.0.1:{port}", "--task", "reverse", "--attention", "standard")
+        sweep(tmp_path / "new", "--ray", f"127.0.0.1:{port}", "--task", "reverse", "--attention", "standard")
     assert err.value.code == 1 and time.monotonic() - start < 30
     lines = capsys.readouterr().err.strip().splitlines()
-    assert "cannot reach the Ray cluster" in lines[-1]
+    assert lines == [f"error: cannot reach the Ray cluster at 127.0.0.1:{port}: connection refused within 10 s"]
+    assert not (tmp_path / "new").exists()  # refused before the store is created
 
 
 def test_the_cli_runs_numpys_blas_on_one_thread_and_leaves_torchs_threads():

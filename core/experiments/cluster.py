@@ -43,7 +43,7 @@ def parse_address(text: str) -> str:
 CONNECT_TIMEOUT = 10  # seconds for the head's port to answer; Ray itself keeps retrying for minutes
 
 
-def _probe(address: str) -> None:
+def probe(address: str) -> None:
     """A TCP connection to the head's port first, so an address nothing answers at is one line within seconds."""
     host, _, port = address.rpartition(":")
     try:
@@ -60,7 +60,7 @@ def connect(address: str) -> None:
     import ray
 
     if address != "local":
-        _probe(address)
+        probe(address)
     env = {"py_modules": [str(Path(__file__).resolve().parents[1])], "excludes": ["__pycache__"]}
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": "error"}
     try:

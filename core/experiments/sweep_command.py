@@ -111,6 +111,14 @@ def cmd_sweep(args, parser):
     from .workers import default_workers, keep_freed_memory, threads_per_worker
 
     jobs = plan_jobs(args, parser)
+    if args.ray and args.ray != "local":  # an address nothing answers at is refused before the store is created
+        from .cluster import ClusterError, probe
+
+        try:
+            probe(args.ray)
+        except ClusterError as err:
+            print(f"error: {err}", file=sys.stderr)
+            sys.exit(1)
     keep_freed_memory()  # this process trains too when workers == 1
     device = args.device or str(default_device())
     if args.precision == "bf16" and not bf16_matmul_native(device):
