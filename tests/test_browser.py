@@ -325,7 +325,7 @@ def test_start_on_the_train_page_trains_into_a_named_store(server, stores):
     assert len(list((stores / "browser-run" / "runs").glob("*.parquet"))) == 4  # standard, stacked x 2 seeds
 
 
-SESSIONS = 24  # visitors at once, each on its own subset of parameterizations (a distinct cache key)
+SESSIONS = 12  # visitors at once, each on its own subset of parameterizations (a distinct cache key)
 MEMORY_MB = 600  # the served peak they may raise the server to (Community Cloud allows about 690)
 
 

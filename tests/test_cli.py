@@ -315,7 +315,7 @@ print("blas", before, blas(), "torch", torch_threads, torch.get_num_threads())
 
 
 def test_ctrl_c_on_a_sweep_with_workers_is_a_one_line_cancel_that_releases_its_claims(tmp_path):
-    argv = [sys.executable, "-m", "core", "sweep", "--store", str(tmp_path), *TINY, "--steps", "400", "--seeds", "2",
+    argv = [sys.executable, "-m", "core", "sweep", "--store", str(tmp_path), *TINY, "--steps", "20000", "--seeds", "2",
             "--attention", "standard,mqa", "--task", "reverse", "--workers", "2", "--quiet"]  # fmt: skip
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)  # fmt: skip
