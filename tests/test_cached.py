@@ -169,8 +169,10 @@ def test_statistics_are_computed_once_per_store_state_and_selection(monkeypatch)
     cached.comparisons(store, fp, selection.key(dict(sel)), True)  # another session, the same view: read
     cached.comparisons(store, fp, selection.key({**sel, "attentions": ["standard"]}), True)  # other runs: computed
     cached.comparisons(store, fp, selection.key(sel), False)
-    want = len(cached.selected(store, fp, selection.key(sel), False, None))
-    assert calls == [want, want // 2, want] and want > 0
+    family = {**sel, "tasks": list(cached.runs(store, fp).task.unique()),
+              "attentions": list(cached.runs(store, fp).attention.unique())}  # fmt: skip
+    want = len(cached.selected(store, fp, selection.key(family), False, None))
+    assert calls == [want, want, want] and want > 0  # the whole family each time, whatever the sidebar picks
     assert cached.comparisons._info.max_entries
     cached.comparisons.clear()
 
@@ -204,7 +206,10 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
     assert (got.groupby(["task", "attention", "n_heads", "d_model", "d_head", "length"]).lr.nunique() == 1).all()
     assert list(dict.fromkeys(got.task)) == ["associative_recall", "sort"]  # the sidebar's task order
     cmp = cached.comparisons(store, fp, selection.key(sel), True)
-    pd.testing.assert_frame_equal(cmp, findings.compare_to(selection.selected(runs, sel, False, None), best=True))
+    family = {**sel, "tasks": list(runs.task.unique()), "attentions": list(runs.attention.unique())}
+    whole = findings.compare_to(selection.selected(runs, family, False, None), best=True)
+    mine = whole[whole.task.isin(sel["tasks"]) & whole.attention.isin(sel["attentions"])].reset_index(drop=True)
+    pd.testing.assert_frame_equal(cmp, mine)
     assert set(cmp.attention) == {"tied_qk", "mqa"}
     every = cached.selected(store, fp, selection.key(sel), False, selection.ALL)
     assert every.lr.nunique() > 1 and set(got.run_id) < set(every.run_id)
@@ -231,3 +236,21 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
         direct = findings.matched_baselines(analysed, init, cached.table(store, "analysis", "random", fp),
                                             with_weights[with_weights.task == "sort"], metric)  # fmt: skip
         pd.testing.assert_frame_equal(cached.matched_baselines(store, ids, metric, fp), direct)
+
+
+def test_the_family_of_comparisons_does_not_change_with_the_sidebar():
+    """Selecting only associative recall and three parameterizations must not make them 'worse' by shrinking
+    the Holm family: each shown row is the same row as with everything selected."""
+    from core.dashboard import selection
+    from core.results.stores import BUNDLED
+
+    store, fp = str(BUNDLED), cached.fingerprint(BUNDLED)
+    runs = cached.runs(store, fp)
+    every = {"store": store, "tasks": list(runs.task.unique()), "attentions": list(runs.attention.unique()),
+             "size": None, "steps": selection.LONGEST, "precision": "fp32", "lr": selection.BEST}  # fmt: skip
+    few = {**every, "tasks": ["associative_recall"], "attentions": ["standard", "stacked", "mqa", "gqa"]}
+    whole = cached.comparisons(store, fp, selection.key(every), True).set_index(["attention", "task"])
+    part = cached.comparisons(store, fp, selection.key(few), True).set_index(["attention", "task"])
+    assert len(part) == 3 and len(whole) > 3 * len(part)
+    for col in ("p_holm", "tost_holm", "verdict"):
+        assert part[col].equals(whole.loc[part.index, col]), col

@@ -194,7 +194,8 @@ def compare_to(runs: pd.DataFrame, reference: str = "standard", best: bool = Tru
     if out.empty:
         return out
     out["p_holm"] = stats.holm(out.p)
-    out["verdict"] = [verdict(p, r, t) for p, r, t in zip(out.p_holm, out.ratio.fillna(1.0), out.tost_p)]
+    out["tost_holm"] = stats.holm(out.tost_p)  # equivalence claimed under the same correction as differences
+    out["verdict"] = [verdict(p, r, t) for p, r, t in zip(out.p_holm, out.ratio.fillna(1.0), out.tost_holm)]
     return out
 
 
@@ -274,9 +275,10 @@ def sentences(
     return out
 
 
-FAMILY = ("Holm over the comparisons shown together (every parameterization × task against the reference); "
+FAMILY = ("One family, fixed by the store and not by the sidebar: every parameterization × task it holds against "
+          "the reference, at the chosen size, training and precision; Holm over it for differences, and for "
           f"equivalence by TOST at {ALPHA:.0%} (the {1 - 2 * ALPHA:.0%} interval of the loss ratio inside "
-          f"[1/{RATIO_MARGIN:g}, {RATIO_MARGIN:g}]), not corrected.")  # fmt: skip
+          f"[1/{RATIO_MARGIN:g}, {RATIO_MARGIN:g}]).")  # fmt: skip
 
 
 # ---- from the metrics over training --------------------------------------------------------------

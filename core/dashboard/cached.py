@@ -199,8 +199,17 @@ def random_baseline(store: str, d_model: int, d_head: int) -> pd.DataFrame:
 # same view (a review meeting's shared link) reads them, without hashing the runs table to find them.
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
 def comparisons(store: str, fp: tuple, sel: tuple, best: bool) -> pd.DataFrame:
-    """findings.compare_to on the sidebar's selection (`selected` with no lr override)."""
-    return findings.compare_to(selected(store, fp, sel, False, None), best=best)
+    """findings.compare_to over the store's whole family (every task and parameterization at the sidebar's size,
+    training and precision), then the rows of the sidebar's tasks and parameterizations: picking fewer in the
+    sidebar shows fewer comparisons, never different corrections (findings.FAMILY)."""
+    everything = runs(store, fp)
+    wanted = dict(sel)
+    family = {**wanted, "tasks": list(everything.get("task", pd.Series()).unique()),
+              "attentions": list(everything.get("attention", pd.Series()).unique())}  # fmt: skip
+    table = findings.compare_to(selection.selected(everything, family, False, None), best=best)
+    if table.empty:
+        return table
+    return table[table.task.isin(wanted["tasks"]) & table.attention.isin(wanted["attentions"])].reset_index(drop=True)
 
 
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
