@@ -40,3 +40,15 @@ def test_each_cell_has_both_endpoints_with_intervals_and_the_family_is_the_table
 def test_runs_trained_to_a_step_count_have_no_endpoints():
     old = runs(CELLS).assign(until="steps")
     assert endpoints.endpoints(old, list(CELLS), ["reverse"]).empty
+
+
+def test_a_cell_whose_censored_seeds_were_still_improving_at_the_cap_is_open_not_a_failure():
+    df = runs(CELLS).assign(val_loss_drop=0.0, val_acc_gain=0.0)
+    stuck = (df.attention == "stacked") & (df.stop == "cap")
+    flat = endpoints.endpoints(df, list(CELLS), ["reverse"]).set_index("attention")
+    assert flat.loc["stacked", "censored"] == 3 and flat.loc["stacked", "improving"] == 0
+    assert endpoints.verdict(flat.reset_index().iloc[1]) == "slower"  # flat at the cap: a result
+    df.loc[stuck & (df.seed == 2), "val_acc_gain"] = 0.05  # one of three still climbing: over a tenth
+    table = endpoints.endpoints(df, list(CELLS), ["reverse"]).reset_index(drop=True)
+    assert endpoints.verdict(table.iloc[1]) == "slower; open: 1 of 3 censored seeds still improving"
+    assert endpoints.verdict(table.iloc[0]) == "reference" and not endpoints.is_open(table.iloc[2])
