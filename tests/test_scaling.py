@@ -94,8 +94,14 @@ def test_a_threshold_is_the_hardest_setting_solved_and_an_easier_lapse_is_stated
                                       "tied_qk": values[3]}  # fmt: skip
     assert th.lapses.to_dict() == {"standard": "", "stacked": f"{values[3]} (3/5)", "bilinear": f"{values[2]} (3/5)",
                                    "tied_qk": ""}  # fmt: skip
-    assert th.verdict.to_dict() == {"standard": "equivalent", "stacked": "equivalent", "bilinear": "better",
+    # coloured only where Fisher at the parting setting survives Holm (4/5 vs 0/5 and 0/5 vs 5/5 do); the same
+    # threshold is no difference shown, not a sameness shown
+    assert th.verdict.to_dict() == {"standard": "equivalent", "stacked": "inconclusive", "bilinear": "better",
                                     "tied_qk": "worse"}  # fmt: skip
+    assert th.p_holm.notna().tolist() == [False, False, True, True]
+    weak = table.assign(solved=table.solved.where(~((table.attention == "standard") & (table.x == values[1])), 2))
+    weak = scaling.thresholds(weak.assign(share=weak.solved / 5), list(solved)).set_index("attention")
+    assert weak.threshold["bilinear"] == values[1] and weak.verdict["bilinear"] == "inconclusive"  # 4/5 vs 2/5
     lines = scaling.sentences(table, axis, list(solved))
     says = "needs" if scaling.AXES[axis].grows else "solves up to"
     sign = "≥" if scaling.AXES[axis].grows else "≤"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import findings
+from . import findings, stats
 
 # The bundled point, and the training length every scan is read at (the bundled point was also trained at
 # 1600 steps; an axis compares every setting at one length).
@@ -177,8 +177,29 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     if not out.empty:
         ref = out.threshold.iloc[0]
         out["vs_reference"] = [_relative(t, ref, grows) for t in out.threshold]
-        out["verdict"] = [_verdict(t, ref, grows) for t in out.threshold]
+        out["p"] = [_deciding_p(table, name, order[0], t, ref, grows) for name, t in zip(out.attention, out.threshold)]
+        out["p_holm"] = np.nan
+        tested = out.p.notna()
+        if tested.any():
+            out.loc[tested, "p_holm"] = stats.holm(out.p[tested].to_numpy())
+        # coloured better or worse only where the test at the parting setting survives Holm over the axis; the
+        # reference keeps its own row's word, and an equal threshold is not a difference shown
+        out["verdict"] = [_verdict(t, ref, grows) if i == 0 or p < findings.ALPHA else "inconclusive"
+                          for i, (t, p) in enumerate(zip(out.threshold, out.p_holm.fillna(1.0)))]  # fmt: skip
     return out
+
+
+def _deciding_p(table: pd.DataFrame, name: str, reference: str, t: float, ref: float, grows: bool) -> float:
+    """Fisher's exact p on solved k/n at the setting where the two thresholds part: the harder threshold (where
+    one solves and the other does not), or the only one; NaN where they do not part (same, or neither)."""
+    if name == reference or (np.isnan(t) and np.isnan(ref)) or t == ref:
+        return np.nan
+    both = [v for v in (t, ref) if not np.isnan(v)]
+    at = (min if grows else max)(both)  # on a growing axis smaller is harder
+    a, b = (table[(table.attention == n) & (table.x == at)] for n in (name, reference))
+    if a.empty or b.empty:
+        return np.nan
+    return stats.fisher_exact(int(a.solved.iloc[0]), int(a.n.iloc[0]), int(b.solved.iloc[0]), int(b.n.iloc[0]))
 
 
 def _verdict(t: float, ref: float, grows: bool) -> str:
