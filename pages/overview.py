@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.analysis import findings, scaling
+from core.analysis import endpoints, findings, scaling
 from core.dashboard import catalog, charts, plots, ui, urls
 from core.dashboard.plots import ORDER, matrix
 
@@ -115,7 +115,8 @@ if not cmp.empty:
                           "text": text.removeprefix(f"{spec.var} ") + ("*" if r.lapses else ""),
                           "hover": f"{r.attention}: solves ≥ {findings.ROBUST:.0%} of seeds at {text} "
                                    f"(standard: {scaling.threshold_text(a, th.threshold.iloc[0])}); "
-                                   f"{r.vs_reference} (a threshold, not a test)"
+                                   f"{r.vs_reference}; Fisher at the parting setting, Holm p "
+                                   f"{r.p_holm:.2g}"
                                    + (f"<br>* not at the easier {spec.var} {r.lapses}" * bool(r.lapses))})  # fmt: skip
     cells = pd.DataFrame(cells)
     rows = [n for n in ORDER if n in set(cells.attention)]
@@ -123,6 +124,12 @@ if not cmp.empty:
     titles = {scaling.AXES[a].title: a for a in axes}
     keep = urls.sidebar_state()
     links = {(r, c): urls.href(*urls.evidence(r, c, titles, ui.BEST), keep) for r in rows for c in columns}
+    how = endpoints.protocol(runs)
+    st.caption("Protocol per column: " + "; ".join(
+        f"{r.task}: " + (f"to the criterion (validation accuracy ≥ {findings.SOLVED:.0%} twice), cap {r.steps:,}"
+                         if r.until == "solved" else f"a fixed {r.steps:,} steps (cosine)") + f", {r.seeds} seeds"
+        for r in how.itertuples() if r.task in tasks_shown) + "; scans: " + "; ".join(
+        f"{scaling.AXES[a].var}: {scaling.protocol_label(tables[a])}" for a in axes))  # fmt: skip
     st.html(matrix.verdict_html(cells, rows, columns, links))  # HTML: drawn with the page, before plotly.js loads
     with st.container(horizontal=True):  # each button as wide as its label
         ui.download(cells, "verdict-matrix")

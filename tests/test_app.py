@@ -375,3 +375,21 @@ def test_similarity_matches_each_run_to_its_own_step0_reading_only_the_selected_
     assert 0 < 100 * len(rows) < len(whole)
     expected = findings.matched_baselines(trained, whole, rand, runs, "cos_QK")
     pd.testing.assert_frame_equal(findings.matched_baselines(trained, rows, rand, runs, "cos_QK"), expected)
+
+
+def test_the_verdict_matrix_states_each_columns_protocol():
+    from core.analysis import endpoints
+    from core.results import store as st
+
+    at = open_page("overview")
+    (said,) = [c.value for c in at.caption if c.value.startswith("Protocol per column: ")]
+    for r in endpoints.protocol(findings_view(st.load_runs(ROOT / "data"))).itertuples():
+        assert f"{r.task}: " + ("to the criterion" if r.until == "solved" else f"a fixed {r.steps:,} steps") in said
+    assert "scans: d_head: a fixed 800 steps" in said
+
+
+def findings_view(runs):
+    """The Overview's default runs: main size, each task at its longest training."""
+    from core.analysis import findings
+
+    return findings.at_longest(findings.at_main_size(runs[runs.precision == "fp32"]))

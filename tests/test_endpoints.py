@@ -52,3 +52,10 @@ def test_a_cell_whose_censored_seeds_were_still_improving_at_the_cap_is_open_not
     table = endpoints.endpoints(df, list(CELLS), ["reverse"]).reset_index(drop=True)
     assert endpoints.verdict(table.iloc[1]) == "slower; open: 1 of 3 censored seeds still improving"
     assert endpoints.verdict(table.iloc[0]) == "reference" and not endpoints.is_open(table.iloc[2])
+
+
+def test_the_protocol_of_each_task_says_criterion_or_fixed_budget_and_the_seeds():
+    crit = runs(CELLS)
+    fixed = crit.assign(task="sort", until="steps", steps=800).iloc[:25]
+    got = endpoints.protocol(pd.concat([crit, fixed])).set_index("task")
+    assert got.loc["reverse"].tolist() == ["solved", 1000, 10] and got.loc["sort"].tolist() == ["steps", 800, 10]

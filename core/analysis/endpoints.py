@@ -102,3 +102,13 @@ def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:
         rows.append({"attention": name, "n_layers": int(layers), "solved": k, "seeds": len(g), "solved_lo": lo,
                      "solved_hi": hi})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def protocol(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per task, how its runs were trained: the criterion (until="solved") with its cap, or a fixed budget of
+    steps; and the seeds per cell. One row per (task, protocol, steps): more than one row for a task is a mix."""
+    if runs.empty:
+        return pd.DataFrame(columns=["task", "until", "steps", "seeds"])
+    until = runs.get("until", pd.Series("steps", index=runs.index))
+    seeds = runs.assign(until=until).groupby(["task", "until", "steps", "attention"], sort=False).seed.nunique()
+    return seeds.groupby(["task", "until", "steps"], sort=False).max().rename("seeds").reset_index()

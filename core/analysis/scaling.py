@@ -102,6 +102,18 @@ def protocol(on: pd.DataFrame) -> str:
     return "solved" if crit.x.nunique() >= 2 else "steps"
 
 
+def protocol_label(table: pd.DataFrame) -> str:
+    """How an outcomes table's runs were trained, in words: 'to the criterion, cap 6,400, 5-10 seeds' or 'a fixed
+    800 steps, 5 seeds' (axis_runs keeps one protocol per axis)."""
+    if table.empty:
+        return "none"
+    n = sorted(set(table.n))
+    seeds = f"{n[0]}" if len(n) == 1 else f"{n[0]}-{n[-1]}"
+    steps = int(table.steps.max())
+    crit = "until" in table and (table.until == "solved").all()
+    return (f"to the criterion, cap {steps:,}" if crit else f"a fixed {steps:,} steps") + f", {seeds} seeds"
+
+
 def axes_present(runs: pd.DataFrame) -> list[str]:
     """The axes with at least two values in these runs (a scan, not just the bundled point)."""
     return [a for a in AXES if axis_runs(runs, a).x.nunique() >= 2]
@@ -118,11 +130,13 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     ok = best.status == "ok"
     unsolved = ok & (best.test_acc < findings.SOLVED)
     still = findings.still_improving(best)
+    best = best if "until" in best else best.assign(until="steps")
     cells = best.assign(_solved=(best.test_acc.fillna(0) >= findings.SOLVED) & ok, _acc=best.test_acc.where(ok),
                         _loss=best.test_loss.where(ok), _improving=unsolved & still, _unsolved=unsolved)  # fmt: skip
     out = cells.groupby(["attention", "x"], sort=False).agg(
         n=("seed", "size"), solved=("_solved", "sum"), test_acc=("_acc", "mean"), test_loss=("_loss", "mean"),
-        lr=("lr", "first"), steps=("steps", "first"), params_attention=("params_attention", "first"),
+        lr=("lr", "first"), steps=("steps", "first"), until=("until", "first"),
+        params_attention=("params_attention", "first"),
         n_layers=("n_layers", "first"), params_total=("params_total", "first"), improving=("_improving", "sum"),
         unsolved=("_unsolved", "sum"),
     ).reset_index()  # fmt: skip
@@ -130,7 +144,7 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     out = out.assign(axis=axis, share=out.solved / out.n, steps=out.steps.astype(int),
                      params_attention=out.params_attention / out.n_layers)  # fmt: skip
     columns = ["axis", "attention", "x", "n", "solved", "solved_lo", "solved_hi", "share", "test_acc", "test_loss",
-               "lr", "steps", "params_attention", "params_total", "improving", "unsolved"]  # fmt: skip
+               "lr", "steps", "until", "params_attention", "params_total", "improving", "unsolved"]  # fmt: skip
     return out[columns].astype({"solved": int, "improving": int, "unsolved": int}).sort_values(
         ["attention", "x"], ignore_index=True
     )
