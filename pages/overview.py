@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.analysis import endpoints, findings, scaling
+from core.analysis import endpoints, findings, scaling, similarity
 from core.dashboard import catalog, charts, plots, ui, urls
 from core.dashboard.plots import ORDER, matrix
 
@@ -75,6 +75,33 @@ QUESTIONS = [
      {"axis": "n_heads"} if "n_heads" in axes else {"attn": "standard,identity", "metric": "test_acc"},
      ("n_heads", "n_heads_induction"), None),
 ]  # fmt: skip
+def budget_line(names: list[str]) -> str:
+    """001's second reading: along d_head a D×D W_QK costs the same at every d_head, so the thresholds compare
+    unequal budgets; the settings at which bilinear and standard spend about the same attention parameters."""
+    if "bilinear" not in names or "d_head" not in tables:
+        return ""
+    pairs = scaling.equal_parameters(tables["d_head"], "bilinear")
+    said = [f"`bilinear` at d_head {a.x:g} ({a.params_attention:,.0f}; {a.solved}/{a.n}) against `standard` at "
+            f"d_head {b.x:g} ({b.params_attention:,.0f}; {b.solved}/{b.n})" for a, b in pairs]  # fmt: skip
+    return (" At equal attention parameters per layer (within 25%; solved seeds): " + "; ".join(said) + "."
+            if said else "")  # fmt: skip
+
+
+def practice_line(names: list[str]) -> str:
+    """002's real-model half: W_Q against W_K in the pretrained models the store holds (n = 1 model per class),
+    beside random matrices of each model's shapes."""
+    pre = ui.named("pretrained")
+    if "tied_qk" not in names or pre.empty or "value" not in pre:
+        return ""
+    said = []
+    for r in similarity.practice(pre).itertuples():
+        rand = ui.random_baseline(int(r.d_model), int(r.d_head)).set_index("metric")["mean"]
+        said.append(f"{r.model} ({r.kind}) sym_QK {r.sym_QK:.2f} (random {rand['sym_QK']:.2f}), cos(W_Q, W_K) "
+                    f"{r.cos_QK:.2f} (random {rand['cos_QK']:.2f})")  # fmt: skip
+    return (" In real trained models (n = 1 model per class; In practice page), tied W_Q = W_K would give sym_QK "
+            "1: " + "; ".join(said) + "." if said else "")  # fmt: skip
+
+
 def induction_line(names: list[str]) -> str:
     """' On induction (to the criterion): `identity` 0/5 with two layers; ...' naming the task the 004 answer
     rests on, beside its one-layer control (standard's), both at each cell's best lr."""
@@ -92,7 +119,7 @@ for question, names, lead, page, what, params, on, also in QUESTIONS:
     cols = st.columns([7, 2], vertical_alignment="center")
     answer = (lead + ". " if lead else "") + (verdicts(names) or NO_ANSWER)
     answer += scan_line(names)  # the full answer: every axis scanned
-    answer += induction_line(names)
+    answer += induction_line(names) + budget_line(names) + practice_line(names)
     cols[0].markdown(f"**{question}** " + (lead + "; " if lead else "") + glance(names, on), help=answer)
     for link_page, link_text, link_params in [(page, what, params), *([also] if also else [])]:
         cols[1].page_link(link_page, label=f"→ {link_text}", query_params={**BEST, **link_params})

@@ -102,6 +102,20 @@ def protocol(on: pd.DataFrame) -> str:
     return "solved" if crit.x.nunique() >= 2 else "steps"
 
 
+def equal_parameters(table: pd.DataFrame, name: str, reference: str = "standard", within: float = 0.25):
+    """Pairs of settings at which `name` and the reference spend about the same attention parameters per layer
+    (within 25%): (name's row, the reference's row) of an outcomes table, so a threshold read along the axis can
+    be read at equal budget too (bilinear at d_head 4 is standard's budget at d_head 16)."""
+    mine, ref = table[table.attention == name], table[table.attention == reference]
+    pairs = []
+    for _, a in mine.iterrows():
+        close = ref[(ref.params_attention - a.params_attention).abs() <= within * a.params_attention]
+        if not close.empty and not (close.x == a.x).all():
+            b = close.loc[(close.params_attention - a.params_attention).abs().idxmin()]
+            pairs.append((a, b))
+    return pairs
+
+
 def protocol_label(table: pd.DataFrame) -> str:
     """How an outcomes table's runs were trained, in words: 'to the criterion, cap 6,400, 5-10 seeds' or 'a fixed
     800 steps, 5 seeds' (axis_runs keeps one protocol per axis)."""

@@ -171,3 +171,11 @@ def analyse_run(layers: list[dict], run_id: str) -> tuple[pd.DataFrame, pd.DataF
     metrics = metrics_frame(layers, run_id=run_id)
     spectra = spectra_frame(layers, run_id=run_id).groupby(["run_id", "matrix", "index"], as_index=False)["value"]
     return metrics, spectra.mean()
+
+
+def practice(pre: pd.DataFrame, metrics=("sym_QK", "cos_QK")) -> pd.DataFrame:
+    """One row per pretrained model: its kind and shapes and the mean over its heads of each metric (finite
+    readings only), for the one-line answer beside the In practice page."""
+    pre = pre[np.isfinite(pre.value) & pre.metric.isin(metrics)]
+    wide = pre.pivot_table(index=["model", "kind", "d_model", "d_head"], columns="metric", values="value")
+    return wide.reindex(columns=list(metrics)).reset_index()
