@@ -4,6 +4,7 @@ stale, partial or corrupt index must never change what load_runs returns."""
 import os
 import shutil
 import warnings
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -42,7 +43,7 @@ def _from_files(store) -> pd.DataFrame:
 def _reads(monkeypatch) -> list:
     seen = []
     real = rf.read_run_meta  # how the index reads a run file
-    monkeypatch.setattr(rf, "read_run_meta", lambda path: seen.append(path) or real(path))
+    monkeypatch.setattr(rf, "read_run_meta", lambda path: seen.append(Path(path)) or real(path))
     return seen
 
 

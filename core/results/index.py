@@ -62,9 +62,9 @@ def _segment_name() -> str:
 
 def _rows(store, run_ids, files: dict) -> list[dict]:
     """load_runs' row of each run (read from its file's metadata), with the file's stat; bad files warned."""
-    rows = []
+    rows, folder = [], os.path.join(store, "runs")
     for rid in run_ids:
-        path = rf.run_path(store, rid)
+        path = os.path.join(folder, f"{rid}.parquet")  # os.path: pathlib's parsing was a tenth of a cold read
         try:
             rows.append({**rf.run_row(rf.read_run_meta(path)), **dict(zip(STAT, files[rid]))})
         except Exception as err:  # noqa: BLE001 - any unreadable file is skipped, never fatal
