@@ -317,14 +317,22 @@ print("blas", before, blas(), "torch", torch_threads, torch.get_num_threads())
 def test_ctrl_c_on_a_sweep_with_workers_is_a_one_line_cancel_that_releases_its_claims(tmp_path):
     argv = [sys.executable, "-m", "core", "sweep", "--store", str(tmp_path), *TINY, "--steps", "20000", "--seeds", "2",
             "--attention", "standard,mqa", "--task", "reverse", "--workers", "2", "--quiet"]  # fmt: skip
+    # SIGINT as a terminal leaves it, even where this suite itself runs in the background (a shell's `&`
+    # starts it with SIGINT ignored, which children inherit and Python then leaves ignored)
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # fmt: skip
-    deadline = time.time() + 120
-    while time.time() < deadline and not list(tmp_path.glob("claims/*.claim")):
-        time.sleep(0.05)
-    time.sleep(2)  # the workers are starting or training
-    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends: the whole foreground group
-    _, err = proc.communicate(timeout=60)
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not list(tmp_path.glob("claims/*.claim")):
+            time.sleep(0.05)
+        time.sleep(2)  # the workers are starting or training
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends: the whole foreground group
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # never left running past the test
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     assert proc.returncode == 130 and err.strip().splitlines() == [
         "python -m core sweep: cancelled; what finished before it is stored"
     ], err

@@ -9,6 +9,7 @@ import random
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pyarrow as pa
@@ -99,9 +100,12 @@ def test_fuzzed_run_files_never_crash_a_reader(made, tmp_path):
         if rng.random() < 0.3:
             data = data[: rng.randrange(len(data))]
         st.run_path(store, rid).write_bytes(bytes(data))
-        runs = st.load_runs(store)  # warns for a file it skips
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            runs = st.load_runs(store)  # warns for a file it skips
+            st.load_metrics(store, ids)
+        assert all("\n" not in str(w.message) for w in said)  # one line each (pyarrow's thrift errors run over)
         assert set(runs.run_id) <= set(ids)
-        st.load_metrics(store, ids)
         assert (st.run_problem(store, rid) is None) == (rid in set(runs.run_id))
         st.run_path(store, rid).write_bytes(originals[rid])
 

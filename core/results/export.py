@@ -43,7 +43,7 @@ def runs_table(store) -> pd.DataFrame:
         try:
             meta = rf.read_run_meta(path)
         except Exception as err:  # noqa: BLE001 - unreadable runs are left out, with a warning, as every reader does
-            warnings.warn(f"skipping {path}: not a readable attention-lab run ({err})", stacklevel=2)
+            warnings.warn(f"skipping {path}: not a readable attention-lab run ({rf.reason(err)})", stacklevel=2)
             continue
         configs = {"model": meta["model"], "task": meta["task"], "train": meta["train"]}
         m, task, lr = meta["model"], meta["task"]["name"], meta["train"]["lr"]

@@ -68,7 +68,7 @@ def _rows(store, run_ids, files: dict) -> list[dict]:
         try:
             rows.append({**rf.run_row(rf.read_run_meta(path)), **dict(zip(STAT, files[rid]))})
         except Exception as err:  # noqa: BLE001 - any unreadable file is skipped, never fatal
-            warnings.warn(f"skipping {path}: not a readable attention-lab run ({err})", stacklevel=3)
+            warnings.warn(f"skipping {path}: not a readable attention-lab run ({rf.reason(err)})", stacklevel=3)
     return rows
 
 
@@ -108,7 +108,7 @@ def _read(paths) -> pd.DataFrame:
         except FileNotFoundError:  # merged and deleted by a concurrent compact: its runs are read from their files
             continue
         except Exception as err:  # noqa: BLE001
-            warnings.warn(f"skipping {path}: not a readable attention-lab index ({err})", stacklevel=3)
+            warnings.warn(f"skipping {path}: not a readable attention-lab index ({rf.reason(err)})", stacklevel=3)
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["run_id", *STAT])
 

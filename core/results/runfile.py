@@ -63,6 +63,12 @@ RUN_COLUMNS = [
 ]
 
 
+def reason(err: BaseException) -> str:
+    """An error as one line: its first (pyarrow's thrift errors run over several), or its type's name."""
+    text = str(err).strip()
+    return text.splitlines()[0].strip() if text else type(err).__name__
+
+
 def atomic_write(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"  # dot-prefixed: never globbed by readers

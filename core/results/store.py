@@ -40,6 +40,7 @@ from .runfile import (  # noqa: F401 - the store's interface
     model_path,
     read_meta,
     read_run_meta,
+    reason,
     run_path,
     run_row,
     weights_path,
@@ -71,7 +72,7 @@ def run_problem(store, run_id: str) -> str | None:
     try:
         run_row(read_run_meta(run_path(store, run_id)))
     except Exception as err:  # noqa: BLE001 - truncated, empty, garbled, crafted: each one named reason
-        return str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+        return reason(err)[:200]
     return None
 
 
@@ -168,7 +169,7 @@ def load_metrics(store, run_ids=None, metrics=None) -> pd.DataFrame:
     tables = []
     for path, (table, err) in zip(paths, read):
         if err is not None:  # warned here, in the caller's thread, in run order
-            warnings.warn(f"skipping {path}: not a readable attention-lab run ({err})", stacklevel=2)
+            warnings.warn(f"skipping {path}: not a readable attention-lab run ({reason(err)})", stacklevel=2)
         elif table is not None:
             tables.append(table)
     if not tables:
@@ -216,7 +217,7 @@ def load_named(store, kind: str) -> pd.DataFrame:
             schema.check_table(df, kind, path.stem)
             frames.append(df)
         except Exception as err:  # noqa: BLE001
-            warnings.warn(f"skipping {path}: not a readable attention-lab table ({err})", stacklevel=2)
+            warnings.warn(f"skipping {path}: not a readable attention-lab table ({reason(err)})", stacklevel=2)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -232,7 +233,7 @@ def load_table(store, kind: str, name: str, filters=None) -> pd.DataFrame:
         schema.check_table(df, kind, name)
         return df
     except Exception as err:  # noqa: BLE001
-        warnings.warn(f"skipping {path}: not a readable attention-lab table ({err})", stacklevel=2)
+        warnings.warn(f"skipping {path}: not a readable attention-lab table ({reason(err)})", stacklevel=2)
         return pd.DataFrame()
 
 
