@@ -76,11 +76,12 @@ def is_open(row) -> bool:
 def verdict(row) -> str:
     """Against standard, where Holm's p < ALPHA: 'fewer solved' / 'more solved', 'slower' / 'faster' (by the
     Kaplan-Meier medians, or the shares solved where both medians are past the cap); else 'no difference shown'."""
-    words = ["reference"] if row.attention == "standard" else []
+    reference = row.attention == "standard"
+    words = ["reference"] if reference else []
     share = row.solved / row.seeds
-    if row.attention != "standard" and row.fisher_holm < ALPHA:
+    if not reference and row.fisher_holm < ALPHA:
         words.append("more solved" if share > row.ref_share else "fewer solved")
-    if row.attention != "standard" and row.logrank_holm < ALPHA:
+    if not reference and row.logrank_holm < ALPHA:
         later = row.median_steps > row.ref_median or (row.median_steps == row.ref_median and share < row.ref_share)
         words.append("slower" if later else "faster")
     said = ", ".join(words) or "no difference shown"

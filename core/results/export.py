@@ -36,14 +36,15 @@ def _flat(prefix: str, d: dict) -> dict:
 
 def runs_table(store) -> pd.DataFrame:
     """One row per readable run: run_id, cell, cell_label, seed, status, every config field, final metric and
-    parameter count, and when and by what command it was made."""
-    rows = []
+    parameter count, and when and by what command it was made. attrs["skipped"]: the unreadable ones left out."""
+    rows, skipped = [], 0
     for rid in sorted(index.listing(store)):
         path = rf.run_path(store, rid)
         try:
             meta = rf.read_run_meta(path)
         except Exception as err:  # noqa: BLE001 - unreadable runs are left out, with a warning, as every reader does
             warnings.warn(f"skipping {path}: not a readable attention-lab run ({rf.reason(err)})", stacklevel=2)
+            skipped += 1
             continue
         configs = {"model": meta["model"], "task": meta["task"], "train": meta["train"]}
         m, task, lr = meta["model"], meta["task"]["name"], meta["train"]["lr"]
@@ -54,7 +55,9 @@ def runs_table(store) -> pd.DataFrame:
             **_flat("train", meta["train"]), **_flat("final", meta["final"]), **_flat("params", meta.get("params", {})),
             "date": meta["provenance"]["date"], "command": meta["provenance"]["command"],
         })  # fmt: skip
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table.attrs["skipped"] = skipped
+    return table
 
 
 def export(store, to: str, out) -> str:
@@ -62,7 +65,7 @@ def export(store, to: str, out) -> str:
     if to not in FORMATS:
         raise ValueError(f"to: unknown {to!r}; allowed: {', '.join(FORMATS)}")
     runs = runs_table(store)
-    skipped = len(index.listing(store)) - len(runs)
+    skipped = runs.attrs["skipped"]
     if runs.empty:
         raise ValueError(f"store: no readable runs in {str(store)!r}")
     metrics = load_metrics(store, runs.run_id)
