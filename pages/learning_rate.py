@@ -45,8 +45,10 @@ st.dataframe(
 ui.download(table, "best-lr")
 if table["at the grid's edge"].any():
     n_edge = int(table["at the grid's edge"].sum())
-    st.info(f"Best lr at the edge of the grid in {n_edge} of {len(table)} cells (the table's column \"at the "
-            "grid's edge\"): there the optimum may lie outside the grid.")  # fmt: skip
+    st.info(
+        f"Best lr at the edge of the grid in {n_edge} of {len(table)} cells (the table's column \"at the "
+        "grid's edge\"): there the optimum may lie outside the grid."
+    )
 
 st.subheader("Time to solve against learning rate")
 steps = ui.time_to_solve(runs.run_id)

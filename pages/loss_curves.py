@@ -27,8 +27,13 @@ x = urls.url_widget(c[1].selectbox, "x axis", "x", "step", options=["step", "wal
 band = urls.url_widget(c[2].selectbox, "Band across seeds", "band", "std", options=["std", "minmax", "none"])
 smoothing = urls.url_widget(c[3].slider, "EMA smoothing", "smooth", 0.0, min_value=0.0, max_value=0.99, step=0.01)
 c = st.columns(3)  # the toggles on their own row, so no label is cut at a projector's 1280 px
-delta = urls.url_widget(c[2].toggle, "Δ vs standard", "delta", False,
-                      help="each run minus standard's run of the same task and seed (the same batches), per step")
+delta = urls.url_widget(
+    c[2].toggle,
+    "Δ vs standard",
+    "delta",
+    False,
+    help="each run minus standard's run of the same task and seed (the same batches), per step",
+)
 log_y = urls.url_widget(c[0].toggle, "log y", "logy", not metric.endswith("_acc"), disabled=delta)
 show_runs = urls.url_widget(c[1].toggle, "each seed", "seeds", False, help="draw every seed's run too")
 

@@ -62,29 +62,63 @@ scan = "pages/scaling.py"
 SCANS = {"axis": "d_model" if "d_model" in axes else (axes or [""])[0]}  # the tied variants' link opens this axis
 # (question, names, lead, page, link text, its params, the axes of its one-line answer, a second link or None)
 QUESTIONS = [
-    ("000/003 · a second per-head projection after a shared one?", ["stacked"],
-     "Folds exactly into standard", "pages/parameters.py", "the fold", {}, (), None),
-    ("001 · one D×D W_QK per head?", ["bilinear"], "", scan if "d_head" in axes else
-     "pages/loss_curves.py", "d_head scan" if "d_head" in axes else "bilinear vs standard",
-     {"axis": "d_head"} if "d_head" in axes else {"attn": "standard,bilinear"}, ("d_head",), None),
-    ("002 · one W = W_Q = W_K (= W_V)?", ["tied_qk", "tied_qkv"], "", "pages/similarity.py",
-     "learned-matrix similarity", {"attn": "standard,tied_qk,tied_qkv", "sim_metric": "cos_QK"}, ("d_model",),
-     (scan, "tied variants' scans", {"attn": "standard,tied_qk,tied_qkv", **SCANS}) if axes else None),
-    ("004 · heads over Q = K = V = X?", ["identity"], "", scan if "n_heads" in axes else
-     "pages/loss_curves.py", "n_heads scan" if "n_heads" in axes else "identity vs standard",
-     {"axis": "n_heads"} if "n_heads" in axes else {"attn": "standard,identity", "metric": "test_acc"},
-     ("n_heads", "n_heads_induction"), None),
-]  # fmt: skip
+    (
+        "000/003 · a second per-head projection after a shared one?",
+        ["stacked"],
+        "Folds exactly into standard",
+        "pages/parameters.py",
+        "the fold",
+        {},
+        (),
+        None,
+    ),
+    (
+        "001 · one D×D W_QK per head?",
+        ["bilinear"],
+        "",
+        scan if "d_head" in axes else "pages/loss_curves.py",
+        "d_head scan" if "d_head" in axes else "bilinear vs standard",
+        {"axis": "d_head"} if "d_head" in axes else {"attn": "standard,bilinear"},
+        ("d_head",),
+        None,
+    ),
+    (
+        "002 · one W = W_Q = W_K (= W_V)?",
+        ["tied_qk", "tied_qkv"],
+        "",
+        "pages/similarity.py",
+        "learned-matrix similarity",
+        {"attn": "standard,tied_qk,tied_qkv", "sim_metric": "cos_QK"},
+        ("d_model",),
+        (scan, "tied variants' scans", {"attn": "standard,tied_qk,tied_qkv", **SCANS}) if axes else None,
+    ),
+    (
+        "004 · heads over Q = K = V = X?",
+        ["identity"],
+        "",
+        scan if "n_heads" in axes else "pages/loss_curves.py",
+        "n_heads scan" if "n_heads" in axes else "identity vs standard",
+        {"axis": "n_heads"} if "n_heads" in axes else {"attn": "standard,identity", "metric": "test_acc"},
+        ("n_heads", "n_heads_induction"),
+        None,
+    ),
+]
+
+
 def budget_line(names: list[str]) -> str:
     """001's second reading: along d_head a D×D W_QK costs the same at every d_head, so the thresholds compare
     unequal budgets; the settings at which bilinear and standard spend about the same attention parameters."""
     if "bilinear" not in names or "d_head" not in tables:
         return ""
     pairs = scaling.equal_parameters(tables["d_head"], "bilinear")
-    said = [f"`bilinear` at d_head {a.x:g} ({a.params_attention:,.0f}; {a.solved}/{a.n}) against `standard` at "
-            f"d_head {b.x:g} ({b.params_attention:,.0f}; {b.solved}/{b.n})" for a, b in pairs]  # fmt: skip
-    return (" At equal attention parameters per layer (within 25%; solved seeds): " + "; ".join(said) + "."
-            if said else "")  # fmt: skip
+    said = [
+        f"`bilinear` at d_head {a.x:g} ({a.params_attention:,.0f}; {a.solved}/{a.n}) against `standard` at "
+        f"d_head {b.x:g} ({b.params_attention:,.0f}; {b.solved}/{b.n})"
+        for a, b in pairs
+    ]
+    return (
+        " At equal attention parameters per layer (within 25%; solved seeds): " + "; ".join(said) + "." if said else ""
+    )
 
 
 def practice_line(names: list[str]) -> str:
@@ -96,10 +130,16 @@ def practice_line(names: list[str]) -> str:
     said = []
     for r in similarity.practice(pre).itertuples():
         rand = ui.random_baseline(int(r.d_model), int(r.d_head)).set_index("metric")["mean"]
-        said.append(f"{r.model} ({r.kind}) sym_QK {r.sym_QK:.2f} (random {rand['sym_QK']:.2f}), cos(W_Q, W_K) "
-                    f"{r.cos_QK:.2f} (random {rand['cos_QK']:.2f})")  # fmt: skip
-    return (" In real trained models (n = 1 model per class; In practice page), tied W_Q = W_K would give sym_QK "
-            "1: " + "; ".join(said) + "." if said else "")  # fmt: skip
+        said.append(
+            f"{r.model} ({r.kind}) sym_QK {r.sym_QK:.2f} (random {rand['sym_QK']:.2f}), cos(W_Q, W_K) "
+            f"{r.cos_QK:.2f} (random {rand['cos_QK']:.2f})"
+        )
+    return (
+        " In real trained models (n = 1 model per class; In practice page), tied W_Q = W_K would give sym_QK "
+        "1: " + "; ".join(said) + "."
+        if said
+        else ""
+    )
 
 
 def induction_line(names: list[str]) -> str:
@@ -109,10 +149,19 @@ def induction_line(names: list[str]) -> str:
     if table.empty or "identity" not in names:
         return ""
     at = lambda n, L: table[(table.attention == n) & (table.n_layers == L)]  # noqa: E731
-    said = [f"`{n}` {r.solved}/{r.seeds} with {L} layer{'s' * (L > 1)}" for n in (*names, "standard") for L in (2, 1)
-            for r in at(n, L).itertuples()]  # fmt: skip
-    return (" On induction (a token's earlier successor recalled at varying offsets; trained to the criterion): "
-            + "; ".join(said) + "." if said else "")  # fmt: skip
+    said = [
+        f"`{n}` {r.solved}/{r.seeds} with {L} layer{'s' * (L > 1)}"
+        for n in (*names, "standard")
+        for L in (2, 1)
+        for r in at(n, L).itertuples()
+    ]
+    return (
+        " On induction (a token's earlier successor recalled at varying offsets; trained to the criterion): "
+        + "; ".join(said)
+        + "."
+        if said
+        else ""
+    )
 
 
 for question, names, lead, page, what, params, on, also in QUESTIONS:
@@ -127,24 +176,35 @@ for question, names, lead, page, what, params, on, also in QUESTIONS:
 if not cmp.empty:
     tasks_shown = [t for t in ui.selection()["tasks"] if t in set(cmp.task)]
     cells = [
-        {"attention": r.attention, "column": r.task, "verdict": r.verdict,
-         "text": f"{r.solved}/{r.n}" if r.solved < r.n or r.ref_solved < r.ref_n else f"×{r.ratio:.2g}",
-         "hover": (f"{r.attention} vs standard on {r.task}: {r.verdict}<br>solved {r.solved}/{r.n} vs "
-                   f"{r.ref_solved}/{r.ref_n} (Fisher p {r.fisher_p:.2g})<br>test loss ×{r.ratio:.3g} "
-                   f"[{r.ratio_lo:.3g}, {r.ratio_hi:.3g}], Holm p {r.p_holm:.2g}<br>lr {r.lr:g} vs {r.ref_lr:g}")}
+        {
+            "attention": r.attention,
+            "column": r.task,
+            "verdict": r.verdict,
+            "text": f"{r.solved}/{r.n}" if r.solved < r.n or r.ref_solved < r.ref_n else f"×{r.ratio:.2g}",
+            "hover": (
+                f"{r.attention} vs standard on {r.task}: {r.verdict}<br>solved {r.solved}/{r.n} vs "
+                f"{r.ref_solved}/{r.ref_n} (Fisher p {r.fisher_p:.2g})<br>test loss ×{r.ratio:.3g} "
+                f"[{r.ratio_lo:.3g}, {r.ratio_hi:.3g}], Holm p {r.p_holm:.2g}<br>lr {r.lr:g} vs {r.ref_lr:g}"
+            ),
+        }
         for r in cmp.itertuples()
-    ]  # fmt: skip
+    ]
     for a, th in thresholds.items():
         spec = scaling.AXES[a]
         for r in th.iloc[1:].itertuples():
             text = scaling.threshold_text(a, r.threshold)
-            cells.append({"attention": r.attention, "column": f"scan: {spec.title}", "verdict": r.verdict,
-                          "text": text.removeprefix(f"{spec.var} ") + ("*" if r.lapses else ""),
-                          "hover": f"{r.attention}: solves ≥ {findings.ROBUST:.0%} of seeds at {text} "
-                                   f"(standard: {scaling.threshold_text(a, th.threshold.iloc[0])}); "
-                                   f"{r.vs_reference}; Fisher at the parting setting, Holm p "
-                                   f"{r.p_holm:.2g}"
-                                   + (f"<br>* not at the easier {spec.var} {r.lapses}" * bool(r.lapses))})  # fmt: skip
+            cells.append(
+                {
+                    "attention": r.attention,
+                    "column": f"scan: {spec.title}",
+                    "verdict": r.verdict,
+                    "text": text.removeprefix(f"{spec.var} ") + ("*" if r.lapses else ""),
+                    "hover": f"{r.attention}: solves ≥ {findings.ROBUST:.0%} of seeds at {text} "
+                    f"(standard: {scaling.threshold_text(a, th.threshold.iloc[0])}); "
+                    f"{r.vs_reference}; Fisher at the parting setting, Holm p "
+                    f"{r.p_holm:.2g}" + (f"<br>* not at the easier {spec.var} {r.lapses}" * bool(r.lapses)),
+                }
+            )
     cells = pd.DataFrame(cells)
     rows = [n for n in ORDER if n in set(cells.attention)]
     columns = tasks_shown + [f"scan: {scaling.AXES[a].title}" for a in axes]
@@ -152,24 +212,45 @@ if not cmp.empty:
     keep = urls.sidebar_state()
     links = {(r, c): urls.href(*urls.evidence(r, c, titles, ui.BEST), keep) for r in rows for c in columns}
     how = endpoints.protocol(runs)
-    st.caption("Protocol per column: " + "; ".join(
-        f"{r.task}: " + (f"to the criterion (validation accuracy ≥ {findings.SOLVED:.0%} twice), cap {r.steps:,}"
-                         if r.until == "solved" else f"a fixed {r.steps:,} steps (cosine)") + f", {r.seeds} seeds"
-        for r in how.itertuples() if r.task in tasks_shown) + "; scans: " + "; ".join(
-        f"{scaling.AXES[a].var}: {scaling.protocol_label(tables[a])}" for a in axes))  # fmt: skip
+    st.caption(
+        "Protocol per column: "
+        + "; ".join(
+            f"{r.task}: "
+            + (
+                f"to the criterion (validation accuracy ≥ {findings.SOLVED:.0%} twice), cap {r.steps:,}"
+                if r.until == "solved"
+                else f"a fixed {r.steps:,} steps (cosine)"
+            )
+            + f", {r.seeds} seeds"
+            for r in how.itertuples()
+            if r.task in tasks_shown
+        )
+        + "; scans: "
+        + "; ".join(f"{scaling.AXES[a].var}: {scaling.protocol_label(tables[a])}" for a in axes)
+    )
     st.html(matrix.verdict_html(cells, rows, columns, links))  # HTML: drawn with the page, before plotly.js loads
     with st.container(horizontal=True):  # each button as wide as its label
         ui.download(cells, "verdict-matrix")
-        note = (f"×: test-loss ratio to standard (geometric means), each at its best lr; k/n: seeds solved; scan: "
-                f"the hardest setting at which ≥ {findings.ROBUST:.0%} of seeds solve (*: an easier one missed)")
-        st.download_button("Download SVG", matrix.verdict_svg(cells, rows, columns, note), on_click="ignore",
-                           file_name="verdict-matrix.svg", mime="image/svg+xml", key="svg-verdict-matrix")  # slides
-    st.caption("Each parameterization against standard at its own best lr: the ratio of test losses (×) or, where "
-               "a side has unsolved seeds, its solved count; scan columns: the hardest setting at which it "
-               f"solves ≥ {findings.ROBUST:.0%} of seeds (≥: d_head or d_model at least that; ≤: n_heads or "
-               "key-value pairs at most that; *: an easier setting it does not solve, named on hover). "
-               "Hover a cell for its numbers, click it for its evidence (Loss curves of the pair on that task, or the "
-               "Scaling page on that axis); the Findings below give the intervals.")  # fmt: skip
+        note = (
+            f"×: test-loss ratio to standard (geometric means), each at its best lr; k/n: seeds solved; scan: "
+            f"the hardest setting at which ≥ {findings.ROBUST:.0%} of seeds solve (*: an easier one missed)"
+        )
+        st.download_button(
+            "Download SVG",
+            matrix.verdict_svg(cells, rows, columns, note),
+            on_click="ignore",
+            file_name="verdict-matrix.svg",
+            mime="image/svg+xml",
+            key="svg-verdict-matrix",
+        )  # slides
+    st.caption(
+        "Each parameterization against standard at its own best lr: the ratio of test losses (×) or, where "
+        "a side has unsolved seeds, its solved count; scan columns: the hardest setting at which it "
+        f"solves ≥ {findings.ROBUST:.0%} of seeds (≥: d_head or d_model at least that; ≤: n_heads or "
+        "key-value pairs at most that; *: an easier setting it does not solve, named on hover). "
+        "Hover a cell for its numbers, click it for its evidence (Loss curves of the pair on that task, or the "
+        "Scaling page on that axis); the Findings below give the intervals."
+    )
 
 with st.expander("The tasks (synthetic; two fixed held-out sets of 256 examples: validation and test)"):
     for name, description in catalog.TASK_DESCRIPTIONS.items():
@@ -252,8 +333,12 @@ st.caption(
 
 # Drawn when opened (its state in the URL): the Overview then draws no chart, so a new visitor's first screen is
 # never held back by plotly.js; the page loads it once drawn (its last line) for the next page.
-seeds = st.expander("**Every seed's final test accuracy**: one dot per seed, drawn when opened", key="ov_seeds",
-                    on_change="rerun", bind="query-params")  # fmt: skip
+seeds = st.expander(
+    "**Every seed's final test accuracy**: one dot per seed, drawn when opened",
+    key="ov_seeds",
+    on_change="rerun",
+    bind="query-params",
+)
 if seeds.open:
     with seeds:
         dots = runs[runs.status == "ok"][["task", "attention", "seed", "lr", "test_acc"]]
@@ -261,6 +346,8 @@ if seeds.open:
         shown_tasks = [t for t in tasks if t in set(dots.task)]
         fig = plots.strip(dots, "test_acc", shown_tasks, levels, "final test accuracy")
         ui.chart(fig, dots, "seeds-test-acc")
-        st.caption("One dot per seed: a bimodal outcome (some seeds solve, some do not) shows as two clusters that "
-                   "a mean ± std hides. Lines: the chance levels of the table.")  # fmt: skip
+        st.caption(
+            "One dot per seed: a bimodal outcome (some seeds solve, some do not) shows as two clusters that "
+            "a mean ± std hides. Lines: the chance levels of the table."
+        )
 charts.warm()  # the chart page a visitor opens next finds plotly.js ready

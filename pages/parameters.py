@@ -110,8 +110,9 @@ with fold_area:
     fh = urls.url_widget(c[1].selectbox, "n_heads", "fold_h", 4, options=heads)
     seed = urls.url_widget(c[2].number_input, "seed", "fold_seed", 0, min_value=0, max_value=10_000)
 
-asked = live.parameters(names, size, pd.concat([by_d, by_h]).to_dict("records"),
-                        {"d_model": int(fd), "n_heads": int(fh), "seed": int(seed)})  # fmt: skip
+asked = live.parameters(
+    names, size, pd.concat([by_d, by_h]).to_dict("records"), {"d_model": int(fd), "n_heads": int(fh), "seed": int(seed)}
+)
 
 with update_area:
     update_sizes()
@@ -141,8 +142,9 @@ with scale_area:
     st.subheader("How attention parameters scale (per layer, from the formulas)")
     c = st.columns(2)
     log_y = urls.url_widget(c[0].toggle, "log y", "plogy", True)
-    ui.chart(plots.lines_by_attention(by_d, "d_model", "params", log_x=True, log_y=log_y), by_d,
-             f"params-vs-d_model-H{H}")  # fmt: skip
+    ui.chart(
+        plots.lines_by_attention(by_d, "d_model", "params", log_x=True, log_y=log_y), by_d, f"params-vs-d_model-H{H}"
+    )
     st.caption(f"n_heads = {H}; d_head = d_model / n_heads. identity has no parameters, so a log axis cannot show it.")
     ui.chart(plots.lines_by_attention(by_h, "n_heads", "params", log_y=log_y), by_h, f"params-vs-n_heads-D{D}")
     st.caption(
@@ -153,5 +155,7 @@ with fold_area:
     folds = pd.DataFrame({"fold": list(errors), "max abs error": list(errors.values())})
     st.dataframe(folds, hide_index=True, column_config={"max abs error": st.column_config.NumberColumn(format="%.2e")})
     ui.download(folds, "fold-check")
-    st.caption("float32, random weights and inputs (batch 4, length 32). Errors of about 1e-6 (float32's machine "
-               "epsilon is 1.2e-7; each output sums D products) are rounding; a wrong fold would be of order 1.")
+    st.caption(
+        "float32, random weights and inputs (batch 4, length 32). Errors of about 1e-6 (float32's machine "
+        "epsilon is 1.2e-7; each output sums D products) are rounding; a wrong fold would be of order 1."
+    )

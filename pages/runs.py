@@ -16,9 +16,27 @@ runs = ui.selected_runs(lr=ui.ALL)
 if not ui.require_runs(runs):
     st.stop()
 
-COLUMNS = ["run_id", "task", "attention", "lr", "seed", "steps", "d_model", "n_heads", "d_head", "n_layers", "length",
-           "precision", "status", "val_loss", "test_loss", "test_acc", "params_attention", "params_total",
-           "seconds_per_step"]  # fmt: skip
+COLUMNS = [
+    "run_id",
+    "task",
+    "attention",
+    "lr",
+    "seed",
+    "steps",
+    "d_model",
+    "n_heads",
+    "d_head",
+    "n_layers",
+    "length",
+    "precision",
+    "status",
+    "val_loss",
+    "test_loss",
+    "test_acc",
+    "params_attention",
+    "params_total",
+    "seconds_per_step",
+]
 table = plots.in_order(runs[[c for c in COLUMNS if c in runs]])
 c = st.columns([3, 1.2, 2, 2])
 sort = urls.url_widget(c[0].selectbox, "Sort by", "rsort", "test_loss", options=[c for c in COLUMNS if c in table])
@@ -29,11 +47,18 @@ text = urls.url_widget(c[3].text_input, "Run id contains", "rid", "", max_chars=
 table = table[table.status.isin(status) & table.run_id.str.contains(text, regex=False)]
 table = table.sort_values(sort, ascending=not descending, kind="stable").reset_index(drop=True)
 picked = st.dataframe(
-    table, hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row", key="runs_table",
-    column_config={"lr": st.column_config.NumberColumn(format="%.0e"),
-                   "test_loss": st.column_config.NumberColumn(format="%.2e"),
-                   "val_loss": st.column_config.NumberColumn(format="%.2e")},
-)  # fmt: skip
+    table,
+    hide_index=True,
+    width="stretch",
+    on_select="rerun",
+    selection_mode="multi-row",
+    key="runs_table",
+    column_config={
+        "lr": st.column_config.NumberColumn(format="%.0e"),
+        "test_loss": st.column_config.NumberColumn(format="%.2e"),
+        "val_loss": st.column_config.NumberColumn(format="%.2e"),
+    },
+)
 ui.download(table, "runs")
 st.caption(f"{len(table)} of {len(runs)} runs.")
 
@@ -42,13 +67,21 @@ if not chosen:
     st.info("Tick one or more rows to draw their curves.")
     charts.warm()  # the curves of the rows a visitor ticks next, or their next chart page
     st.stop()
-metric = urls.url_widget(st.radio, "Metric", "rmetric", "val_loss", options=["val_loss", "val_acc", "test_loss",
-                       "test_acc", "train_loss"], horizontal=True)  # fmt: skip
+metric = urls.url_widget(
+    st.radio,
+    "Metric",
+    "rmetric",
+    "val_loss",
+    options=["val_loss", "val_acc", "test_loss", "test_acc", "train_loss"],
+    horizontal=True,
+)
 tidy = ui.metrics(chosen, [metric])
 data = tidy.merge(table[["run_id", "attention", "task", "seed"]], on="run_id")
 data = data[["attention", "task", "seed", "run_id", "step", "value"]]
 tasks = list(dict.fromkeys(table[table.run_id.isin(chosen)].task))
 fig = plots.loss_curves(data, metric, band="none", show_runs=True, log_y=not metric.endswith("_acc"), tasks=tasks)
 ui.chart(fig, data.sort_values(["run_id", "step"]), f"runs-{metric}")
-st.caption("One line per ticked run, in its parameterization's colour (several runs of one parameterization share "
-           "it; the CSV names each run).")  # fmt: skip
+st.caption(
+    "One line per ticked run, in its parameterization's colour (several runs of one parameterization share "
+    "it; the CSV names each run)."
+)

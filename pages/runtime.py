@@ -45,15 +45,35 @@ sw = of_kind("sweep")
 if not sw.empty:
     st.subheader("The sweeps that made these runs")
     sw = sw.assign(seconds_at_peak=sw.gflop / sw.peak_gflops)  # every FLOP at the measured peak: a floor
-    cols = ["jobs", "runs", "steps", "threads", "seconds", "seconds_at_peak", "runs_per_min", "gflops",
-            "peak_gflops", "utilisation", "step_utilisation"]  # fmt: skip
+    cols = [
+        "jobs",
+        "runs",
+        "steps",
+        "threads",
+        "seconds",
+        "seconds_at_peak",
+        "runs_per_min",
+        "gflops",
+        "peak_gflops",
+        "utilisation",
+        "step_utilisation",
+    ]
     sw = sw[[c for c in cols if c in sw]].astype({"jobs": int, "runs": int, "steps": int, "threads": int})
     number, share = st.column_config.NumberColumn, st.column_config.ProgressColumn
-    st.dataframe(sw, hide_index=True, width="stretch", column_config={
-        "seconds": number(format="%.0f"), "seconds_at_peak": number(format="%.0f"),
-        "runs_per_min": number(format="%.1f"), "gflops": number(format="%.1f"),
-        "peak_gflops": number(format="%.0f"), "utilisation": share(min_value=0, max_value=1, format="%.2f"),
-        "step_utilisation": share(min_value=0, max_value=1, format="%.2f")})  # fmt: skip
+    st.dataframe(
+        sw,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "seconds": number(format="%.0f"),
+            "seconds_at_peak": number(format="%.0f"),
+            "runs_per_min": number(format="%.1f"),
+            "gflops": number(format="%.1f"),
+            "peak_gflops": number(format="%.0f"),
+            "utilisation": share(min_value=0, max_value=1, format="%.2f"),
+            "step_utilisation": share(min_value=0, max_value=1, format="%.2f"),
+        },
+    )
     ui.download(sw, "bench-sweep")
     st.caption(
         f"Measured by `python -m core sweep` itself, one row per sweep ({len(sw)} here: "
@@ -109,8 +129,10 @@ st.caption(
 )
 
 st.header("Engineering: how fast the lab itself is")
-st.caption("Not results about attention: the store, the app and the training engine, measured by `python -m core "
-           "bench` (docs/benchmarks.md).")  # fmt: skip
+st.caption(
+    "Not results about attention: the store, the app and the training engine, measured by `python -m core "
+    "bench` (docs/benchmarks.md)."
+)
 st.subheader("The store at scale")
 sb = of_kind("store")
 if sb.empty:
@@ -146,10 +168,27 @@ tr = of_kind("training")
 if tr.empty:
     st.info("No training benchmark in this store (`python -m core bench` without `--skip-training` makes one).")
 else:
-    cols = ["engine", "workers", "threads", "jobs", "runs", "lrs", "seeds", "steps", "eval_every", "rounds", "seconds",
-            "runs_per_min",
-            "speedup", "speedup_min", "speedup_max", "max_loss_diff", "gflops", "peak_gflops",
-            "utilisation"]  # fmt: skip
+    cols = [
+        "engine",
+        "workers",
+        "threads",
+        "jobs",
+        "runs",
+        "lrs",
+        "seeds",
+        "steps",
+        "eval_every",
+        "rounds",
+        "seconds",
+        "runs_per_min",
+        "speedup",
+        "speedup_min",
+        "speedup_max",
+        "max_loss_diff",
+        "gflops",
+        "peak_gflops",
+        "utilisation",
+    ]
     if "engine" not in tr:  # a bench stored before engines were compared side by side
         st.info("This store's training benchmark predates the current format; rerun `python -m core bench`.")
         st.stop()

@@ -49,14 +49,18 @@ else:
     per_head = d.groupby(["attention", "layer", "head"], as_index=False)["value"].mean()
     lo, hi = (0, 1) if metric.startswith(("sym", "overlap")) else (None, None)
     ui.chart(plots.head_heatmaps(per_head, zmin=lo, zmax=hi), per_head, f"heads-{metric}-{task}")
-    st.markdown("**Against matched baselines**: each run's own step-0 weights, and fresh initialisations of the "
-                "same parameterization (its own shapes and init).")  # fmt: skip
+    st.markdown(
+        "**Against matched baselines**: each run's own step-0 weights, and fresh initialisations of the "
+        "same parameterization (its own shapes and init)."
+    )
     shown = of_task(runs).run_id
     matched = ui.matched_baselines(shown, metric)
     if ui.init_rows(shown, metric).empty or ui.table("analysis", "random").empty:  # the rows matched was made of
-        st.info(f"No matched baselines in this store yet: `python -m core baselines --store <store>` computes them. "
-                f"Meanwhile: random Gaussian matrices of standard's shapes give {base.loc[metric, 'mean']:.3f} ± "
-                f"{base.loc[metric, 'std']:.3f}.")  # fmt: skip
+        st.info(
+            f"No matched baselines in this store yet: `python -m core baselines --store <store>` computes them. "
+            f"Meanwhile: random Gaussian matrices of standard's shapes give {base.loc[metric, 'mean']:.3f} ± "
+            f"{base.loc[metric, 'std']:.3f}."
+        )
     if not matched.empty:
         fixed = matched[matched.by_construction]
         moved = matched[~matched.by_construction].dropna(subset=["change"])
@@ -70,15 +74,22 @@ else:
             )
         matched = plots.in_order(matched)
         st.dataframe(
-            matched.style.apply(lambda row: ["color: #9a9a9a"] * len(row) if row.by_construction or pd.isna(row.trained)
-                                else [""] * len(row), axis=1).format(precision=3),
-            hide_index=True, width="stretch",
-        )  # fmt: skip
+            matched.style.apply(
+                lambda row: (
+                    ["color: #9a9a9a"] * len(row) if row.by_construction or pd.isna(row.trained) else [""] * len(row)
+                ),
+                axis=1,
+            ).format(precision=3),
+            hide_index=True,
+            width="stretch",
+        )
         ui.download(matched, f"matched-{metric}-{task}")
         if not fixed.empty:
-            st.caption(f"Greyed: `{metric}` holds by construction for {', '.join(sorted(set(fixed.attention)))} "
-                       "(the same value at every initialisation): not a finding; and rows where it is not defined "
-                       "(no value).")  # fmt: skip
+            st.caption(
+                f"Greyed: `{metric}` holds by construction for {', '.join(sorted(set(fixed.attention)))} "
+                "(the same value at every initialisation): not a finding; and rows where it is not defined "
+                "(no value)."
+            )
 
 st.subheader("Which metrics survive a change of basis")
 st.markdown(
@@ -105,8 +116,10 @@ ui.chart(plots.spectra(spec), spec, f"spectra-{task}")
 er = of_task(hm[hm.metric.isin(["erank_QK", "erank_OV"])])
 er = er.groupby(["metric", "attention"], as_index=False)["value"].mean().rename(columns={"metric": "matrix"})
 er["random"] = er.matrix.map(lambda m: base.loc[m, "mean"])
-st.dataframe(plots.in_order(er.pivot_table(index="attention", columns="matrix", values="value"), index=True).round(2),
-             width="stretch")
+st.dataframe(
+    plots.in_order(er.pivot_table(index="attention", columns="matrix", values="value"), index=True).round(2),
+    width="stretch",
+)
 ui.download(er, f"erank-{task}")
 st.caption(
     f"σ_i / σ_1, mean over layers, heads and seeds. Standard's W_QK has rank ≤ r = {r}; bilinear's can reach "

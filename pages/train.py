@@ -74,11 +74,18 @@ with st.form("sweep"):
     n_layers = c[3].number_input("Layers", 1, LIMITS["n_layers"], 2, key="tr_layers")
     d_model = c[4].selectbox("d_model", [16, 32, 64, 128], index=2, key="tr_d_model")
     n_heads = c[5].selectbox("n_heads", [1, 2, 4, 8], index=2, key="tr_heads")
-    precision = c[6].selectbox("Precision", list(catalog.PRECISIONS), key="tr_precision",
-                               help="fp32 is the reference; bf16 autocast is faster only on CPUs with bf16 units")
-    until = st.toggle("Until solved", key="tr_until",
-                      help="Stop each member once it solves its task on validation (Steps is then the cap; the lr "
-                      "stays constant after the warmup), and stop an lr that can no longer be the best")  # fmt: skip
+    precision = c[6].selectbox(
+        "Precision",
+        list(catalog.PRECISIONS),
+        key="tr_precision",
+        help="fp32 is the reference; bf16 autocast is faster only on CPUs with bf16 units",
+    )
+    until = st.toggle(
+        "Until solved",
+        key="tr_until",
+        help="Stop each member once it solves its task on validation (Steps is then the cap; the lr "
+        "stays constant after the warmup), and stop an lr that can no longer be the best",
+    )
     submitted = st.form_submit_button("Start sweep", type="primary", disabled=running, key="tr_start")
 
 if submitted:

@@ -39,8 +39,12 @@ def open_page(page: str, **params) -> AppTest:
     assert not at.exception, [e.value for e in at.exception]
     assert [w.label for w in at.sidebar.multiselect] == ["Tasks", "Parameterizations"]
     assert [w.label for w in at.sidebar.selectbox] == [
-        "Store", "Model size", "Training steps", "Precision", "Learning rate"
-    ]  # fmt: skip
+        "Store",
+        "Model size",
+        "Training steps",
+        "Precision",
+        "Learning rate",
+    ]
     return at
 
 

@@ -20,6 +20,11 @@ def flaky(job, missing, device, progress, index):  # defined in __main__, so Ray
     return cluster.train_task(job, missing, device, progress, index)
 
 
-jobs = sweep.plan(["standard", "mqa"], ["reverse"], 1, TrainConfig(steps=10, eval_every=5, batch_size=8),
-                  {"d_model": 16, "n_heads": 2})  # fmt: skip
+jobs = sweep.plan(
+    ["standard", "mqa"],
+    ["reverse"],
+    1,
+    TrainConfig(steps=10, eval_every=5, batch_size=8),
+    {"d_model": 16, "n_heads": 2},
+)
 print(json.dumps(cluster.run_ray(STORE, [(j, j.members) for j in jobs], "cpu", "test", "local", train=flaky)))

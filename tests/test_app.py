@@ -118,11 +118,13 @@ def test_overview_answers_each_seed_question_in_one_line_with_the_full_answer_on
     # 002 (the tied variants): its full answer reads every axis scanned, and a second link opens those scans
     for axis in scaling.axes_present(runs):
         assert f"scanned {', '.join(f'{v:g}' for v in sorted(set(scaling.outcomes(runs, axis).x)))})" in (
-            answers[2].proto.help), axis
+            answers[2].proto.help
+        ), axis
     # 004 names the task it rests on, with the one-layer control, read from the store (endpoints.layer_control)
     assert "On induction (a token's earlier successor recalled at varying offsets" in answers[3].proto.help
     assert "`identity` 0/5 with 2 layers" in answers[3].proto.help and "`standard` 0/5 with 1 layer" in (
-        answers[3].proto.help)
+        answers[3].proto.help
+    )
     links = {link.proto.label: link.proto for link in at.get("page_link")}
     assert "attn=standard%2Ctied_qk%2Ctied_qkv" in links["→ tied variants' scans"].query_string
     assert links["→ tied variants' scans"].page.endswith("scaling")
@@ -259,7 +261,6 @@ def _training_table(at: AppTest):
 
 def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_root):
 
-
     from core.results import store as st
 
     at = open_page("runtime")
@@ -350,9 +351,13 @@ def test_delta_curves_pair_each_seed_with_standards():
 
 def test_the_served_config_turns_off_the_file_watcher():
     """Streamlit reads .streamlit/config.toml from where `streamlit run app.py` starts: no per-session module walk."""
-    out = subprocess.run([sys.executable, "-c", "from streamlit import config; "
-                          "print(config.get_option('server.fileWatcherType'))"],
-                         cwd=ROOT, capture_output=True, text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", "from streamlit import config; print(config.get_option('server.fileWatcherType'))"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "none"
 
 
@@ -375,4 +380,3 @@ def test_similarity_matches_each_run_to_its_own_step0_reading_only_the_selected_
     assert 0 < 100 * len(rows) < len(whole)
     expected = findings.matched_baselines(trained, whole, rand, runs, "cos_QK")
     pd.testing.assert_frame_equal(findings.matched_baselines(trained, rows, rand, runs, "cos_QK"), expected)
-

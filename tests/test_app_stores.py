@@ -141,13 +141,18 @@ def _mode_000(monkeypatch, folder: Path):
 
         return call
 
-    for where, name, strict in ((os, "scandir", False), (os, "listdir", False), (os, "stat", True),
-                                (builtins, "open", True)):  # fmt: skip
+    for where, name, strict in (
+        (os, "scandir", False),
+        (os, "listdir", False),
+        (os, "stat", True),
+        (builtins, "open", True),
+    ):
         monkeypatch.setattr(where, name, guard(getattr(where, name), strict))
 
 
-@pytest.mark.parametrize("folder, page", [("runs", "overview"), ("weights", "similarity"),
-                                          ("analysis", "learning_rate")])  # fmt: skip
+@pytest.mark.parametrize(
+    "folder, page", [("runs", "overview"), ("weights", "similarity"), ("analysis", "learning_rate")]
+)
 def test_a_store_folder_the_server_cannot_read_is_one_named_warning(stores_root, monkeypatch, folder, page):
     from streamlit.testing.v1 import AppTest
 

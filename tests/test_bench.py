@@ -92,9 +92,21 @@ def test_ensemble_scaling_prints_one_line_per_size_with_its_per_member_share():
 def test_the_criterion_bench_counts_each_runs_own_steps_side_by_side():
     from core.benchmarks.criterion_bench import criterion_bench
 
-    table = criterion_bench(["standard"], "reverse", 2, [1e-2], 30, 200, 10, "cpu", 1, log=lambda _: 0,
-                            utilisation=False, model={"d_model": 16, "n_heads": 2},
-                            task_size={"n_symbols": 6, "length": 4})  # fmt: skip
+    table = criterion_bench(
+        ["standard"],
+        "reverse",
+        2,
+        [1e-2],
+        30,
+        200,
+        10,
+        "cpu",
+        1,
+        log=lambda _: 0,
+        utilisation=False,
+        model={"d_model": 16, "n_heads": 2},
+        task_size={"n_symbols": 6, "length": 4},
+    )
     fixed, crit = table.set_index("protocol").loc["fixed"], table.set_index("protocol").loc["criterion"]
     assert fixed.member_steps == 2 * 30 and fixed.stopped_early == 0 and fixed.member_steps_ratio == 1
     assert crit.member_steps <= 2 * 200 and crit.member_steps_ratio == crit.member_steps / fixed.member_steps

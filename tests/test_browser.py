@@ -22,21 +22,48 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 # A sub-page first: a link opened on a freshly started server must get the router and sidebar too.
-PAGES = ["loss_curves", "", "scaling", "runs", "learning_rate", "parameters", "runtime", "similarity", "attention_maps",
-         "in_practice", "train"]  # fmt: skip
+PAGES = [
+    "loss_curves",
+    "",
+    "scaling",
+    "runs",
+    "learning_rate",
+    "parameters",
+    "runtime",
+    "similarity",
+    "attention_maps",
+    "in_practice",
+    "train",
+]
 # The app root's script state: "initial" on a fresh load, "running", then "notRunning" once the run has finished.
 FINISHED = "[data-testid='stApp'][data-test-script-state='notRunning']"
 # The Overview draws no chart by default (its matrix is HTML; its seeds strip is drawn when opened).
-CHART_PAGES = ("scaling", "loss_curves", "learning_rate", "parameters", "runtime", "similarity", "attention_maps",
-               "in_practice")  # fmt: skip
+CHART_PAGES = (
+    "scaling",
+    "loss_curves",
+    "learning_rate",
+    "parameters",
+    "runtime",
+    "similarity",
+    "attention_maps",
+    "in_practice",
+)
 # Every chart element on the page (core/dashboard/charts.py) holds a drawn plotly figure.
-ALL_CHARTS_DRAWN = ("() => { const c = [...document.querySelectorAll('.lab-chart')]; "
-                    "return c.length > 0 && c.every((d) => d.querySelector('.main-svg')); }")  # fmt: skip
+ALL_CHARTS_DRAWN = (
+    "() => { const c = [...document.querySelectorAll('.lab-chart')]; "
+    "return c.length > 0 && c.every((d) => d.querySelector('.main-svg')); }"
+)
 # Streamlit's own plotly chunk (4.7 MB): no page loads it, the charts use the app's cartesian build.
 STREAMLIT_PLOTLY = "performance.getEntriesByType('resource').filter(e => e.name.includes('/PlotlyChart.')).length"
 NEW_VISITOR_ROUNDS = 3  # with FIRST_DRAW_OUT: these machines vary by a second from minute to minute
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]  # fmt: skip
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 pytestmark = pytest.mark.browser
 
@@ -65,8 +92,21 @@ def serving(stores):
     """A fresh streamlit server on a free loopback port: (url, process)."""
     chromium_or_skip()
     port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
     env = {**os.environ, "ATTENTION_LAB_STORES": str(stores)}
     env.pop("ATTENTION_LAB_READONLY", None)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -205,12 +245,21 @@ def report(draws: list[tuple]) -> None:
     charts-in times, their charts-in times coming from the Overview (None: not a chart page)])."""
     fresh = all(len(d) == 7 for d in draws)
     n = f", median [range] of {NEW_VISITOR_ROUNDS}"
-    lines = ["| page | script run finished (s) | first draw, charts in (s) | server peak RSS after it (MB) |"
-             + (f" new visitor: script run finished (s{n}) | new visitor: charts in (s{n}) | new visitor from the "
-                f"Overview: charts in after the click (s{n}) |" if fresh else ""),
-             "|---|---|---|---|" + ("---|---|---|" if fresh else "")]  # fmt: skip
-    lines += [f"| {d[0]} | {d[1]:.1f} | {d[2]:.1f} | {d[3]:.0f} |"
-              + (f" {_spread(d[4])} | {_spread(d[5])} | {_spread(d[6])} |" if fresh else "") for d in draws]
+    lines = [
+        "| page | script run finished (s) | first draw, charts in (s) | server peak RSS after it (MB) |"
+        + (
+            f" new visitor: script run finished (s{n}) | new visitor: charts in (s{n}) | new visitor from the "
+            f"Overview: charts in after the click (s{n}) |"
+            if fresh
+            else ""
+        ),
+        "|---|---|---|---|" + ("---|---|---|" if fresh else ""),
+    ]
+    lines += [
+        f"| {d[0]} | {d[1]:.1f} | {d[2]:.1f} | {d[3]:.0f} |"
+        + (f" {_spread(d[4])} | {_spread(d[5])} | {_spread(d[6])} |" if fresh else "")
+        for d in draws
+    ]
     text = "\n".join(lines)
     print(text)
     out = os.environ.get("FIRST_DRAW_OUT")
@@ -280,8 +329,9 @@ def test_a_charts_camera_button_saves_a_png_named_for_the_chart(server):
         browser.close()
 
 
-PLOTLY_FETCHED = ("performance.getEntriesByType('resource')"
-                  ".filter(e => e.name.endsWith('/app/static/plotly-cartesian.min.js'))")
+PLOTLY_FETCHED = (
+    "performance.getEntriesByType('resource').filter(e => e.name.endsWith('/app/static/plotly-cartesian.min.js'))"
+)
 
 
 def test_the_overview_warms_plotly_js_after_it_is_drawn_for_the_next_chart_page(server):
@@ -356,13 +406,17 @@ def test_many_visitors_at_once_hold_the_servers_memory(tmp_path):
             contexts.append(context)
         peak = peak_rss_mb(proc.pid)
         browser.close()
-    print(f"{SESSIONS} sessions: first draws {min(draws):.1f}-{max(draws):.1f} s (median "
-          f"{sorted(draws)[len(draws) // 2]:.1f}), server peak RSS {peak:.0f} MB")
+    print(
+        f"{SESSIONS} sessions: first draws {min(draws):.1f}-{max(draws):.1f} s (median "
+        f"{sorted(draws)[len(draws) // 2]:.1f}), server peak RSS {peak:.0f} MB"
+    )
     out = os.environ.get("FIRST_DRAW_OUT")
     if out:
         with open(out, "a") as f:
-            f.write(f"\n{SESSIONS} sessions kept open at once, each on /similarity with its own parameterizations "
-                    f"(`test_many_visitors_at_once_hold_the_servers_memory`): first draws {min(draws):.1f}–"
-                    f"{max(draws):.1f} s, median {sorted(draws)[len(draws) // 2]:.1f} s; server peak RSS "
-                    f"{peak:.0f} MB.\n")
+            f.write(
+                f"\n{SESSIONS} sessions kept open at once, each on /similarity with its own parameterizations "
+                f"(`test_many_visitors_at_once_hold_the_servers_memory`): first draws {min(draws):.1f}–"
+                f"{max(draws):.1f} s, median {sorted(draws)[len(draws) // 2]:.1f} s; server peak RSS "
+                f"{peak:.0f} MB.\n"
+            )
     assert peak <= MEMORY_MB

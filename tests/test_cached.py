@@ -41,8 +41,22 @@ def _loaders():
 
 
 def test_every_store_loader_is_bounded():
-    names = {"runs", "metrics", "analysed_run", "named", "table", "qk_match", "patterns", "weights_problems",
-             "unreadable", "selected", "scanned", "scan_tables", "scan_thresholds", "scan_words"}
+    names = {
+        "runs",
+        "metrics",
+        "analysed_run",
+        "named",
+        "table",
+        "qk_match",
+        "patterns",
+        "weights_problems",
+        "unreadable",
+        "selected",
+        "scanned",
+        "scan_tables",
+        "scan_thresholds",
+        "scan_words",
+    }
     assert names <= set(_loaders())
     assert all(f._info.max_entries for f in _loaders().values())
 
@@ -76,8 +90,10 @@ def test_weight_analyses_share_runs_across_subsets_and_run_at_most_the_cap_at_on
 
     monkeypatch.setattr(cached.weights, "load_head_weights", load)
     cached.analysed_run.clear()
-    threads = [threading.Thread(target=cached.analysed, args=("s", tuple(f"r{i}{j}" for j in range(3)), (0,)))
-               for i in range(6)]  # fmt: skip
+    threads = [
+        threading.Thread(target=cached.analysed, args=("s", tuple(f"r{i}{j}" for j in range(3)), (0,)))
+        for i in range(6)
+    ]
     for th in threads:
         th.start()
     for th in threads:
@@ -116,9 +132,11 @@ def test_stored_analyses_stand_in_for_the_weights_and_a_run_missing_there_is_ana
     for mine, want in zip(got, live):
         keys = [c for c in mine.columns if c != "value"]
         mine, want = (df.astype({"run_id": str}).sort_values(keys).reset_index(drop=True) for df in (mine, want))
-        pd.testing.assert_frame_equal(mine.astype({c: str for c in ("metric", "matrix") if c in mine}),
-                                      want.astype({c: str for c in ("metric", "matrix") if c in want}),
-                                      check_dtype=False)  # fmt: skip
+        pd.testing.assert_frame_equal(
+            mine.astype({c: str for c in ("metric", "matrix") if c in mine}),
+            want.astype({c: str for c in ("metric", "matrix") if c in want}),
+            check_dtype=False,
+        )
     cached.analysed_run.clear()
 
 
@@ -163,14 +181,24 @@ def test_statistics_are_computed_once_per_store_state_and_selection(monkeypatch)
     monkeypatch.setattr(cached.findings, "compare_to", lambda runs, best: calls.append(len(runs)) or runs.head(0))
     cached.comparisons.clear()
     store, fp = str(BUNDLED), cached.fingerprint(BUNDLED)
-    sel = {"store": store, "tasks": ["sort"], "attentions": ["standard", "mqa"], "size": None,
-           "steps": selection.LONGEST, "precision": "fp32", "lr": selection.BEST}  # fmt: skip
+    sel = {
+        "store": store,
+        "tasks": ["sort"],
+        "attentions": ["standard", "mqa"],
+        "size": None,
+        "steps": selection.LONGEST,
+        "precision": "fp32",
+        "lr": selection.BEST,
+    }
     cached.comparisons(store, fp, selection.key(sel), True)
     cached.comparisons(store, fp, selection.key(dict(sel)), True)  # another session, the same view: read
     cached.comparisons(store, fp, selection.key({**sel, "attentions": ["standard"]}), True)  # other runs: computed
     cached.comparisons(store, fp, selection.key(sel), False)
-    family = {**sel, "tasks": list(cached.runs(store, fp).task.unique()),
-              "attentions": list(cached.runs(store, fp).attention.unique())}  # fmt: skip
+    family = {
+        **sel,
+        "tasks": list(cached.runs(store, fp).task.unique()),
+        "attentions": list(cached.runs(store, fp).attention.unique()),
+    }
     want = len(cached.selected(store, fp, selection.key(family), False, None))
     assert calls == [want, want, want] and want > 0  # the whole family each time, whatever the sidebar picks
     assert cached.comparisons._info.max_entries
@@ -185,7 +213,8 @@ def test_a_selection_key_is_order_free_and_hashable():
     assert a == b and hash(a) == hash(b)
     assert a != selection.key({"tasks": ["induction", "sort"], "attentions": ["standard"], "size": None})  # order
     assert selection.scan_key({"tasks": ["sort"], "attentions": ["standard"], "lr": "all"}) == selection.scan_key(
-        {"tasks": ["induction"], "attentions": ["standard"], "lr": "all"})  # the scans ignore the task choice
+        {"tasks": ["induction"], "attentions": ["standard"], "lr": "all"}
+    )  # the scans ignore the task choice
 
 
 def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
@@ -199,8 +228,15 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
 
     store, fp = str(BUNDLED), cached.fingerprint(BUNDLED)
     runs = st_store.load_runs(store)
-    sel = {"store": store, "tasks": ["associative_recall", "sort"], "attentions": ["standard", "tied_qk", "mqa"],
-           "size": None, "steps": selection.LONGEST, "precision": "fp32", "lr": selection.BEST}
+    sel = {
+        "store": store,
+        "tasks": ["associative_recall", "sort"],
+        "attentions": ["standard", "tied_qk", "mqa"],
+        "size": None,
+        "steps": selection.LONGEST,
+        "precision": "fp32",
+        "lr": selection.BEST,
+    }
     got = cached.selected(store, fp, selection.key(sel), False, None)
     assert set(got.task) == {"associative_recall", "sort"} and set(got.attention) == {"standard", "tied_qk", "mqa"}
     assert (got.groupby(["task", "attention", "n_heads", "d_model", "d_head", "length"]).lr.nunique() == 1).all()
@@ -233,8 +269,13 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
     analysed = cached.analysed(store, tuple(sorted(ids)), fp)[0]
     for metric in ("sym_QK", "overlap_QK"):
         init = cached.init_rows(store, tuple(sorted(ids)), metric, fp)
-        direct = findings.matched_baselines(analysed, init, cached.table(store, "analysis", "random", fp),
-                                            with_weights[with_weights.task == "sort"], metric)  # fmt: skip
+        direct = findings.matched_baselines(
+            analysed,
+            init,
+            cached.table(store, "analysis", "random", fp),
+            with_weights[with_weights.task == "sort"],
+            metric,
+        )
         pd.testing.assert_frame_equal(cached.matched_baselines(store, ids, metric, fp), direct)
 
 
@@ -246,8 +287,15 @@ def test_the_family_of_comparisons_does_not_change_with_the_sidebar():
 
     store, fp = str(BUNDLED), cached.fingerprint(BUNDLED)
     runs = cached.runs(store, fp)
-    every = {"store": store, "tasks": list(runs.task.unique()), "attentions": list(runs.attention.unique()),
-             "size": None, "steps": selection.LONGEST, "precision": "fp32", "lr": selection.BEST}  # fmt: skip
+    every = {
+        "store": store,
+        "tasks": list(runs.task.unique()),
+        "attentions": list(runs.attention.unique()),
+        "size": None,
+        "steps": selection.LONGEST,
+        "precision": "fp32",
+        "lr": selection.BEST,
+    }
     few = {**every, "tasks": ["associative_recall"], "attentions": ["standard", "stacked", "mqa", "gqa"]}
     whole = cached.comparisons(store, fp, selection.key(every), True).set_index(["attention", "task"])
     part = cached.comparisons(store, fp, selection.key(few), True).set_index(["attention", "task"])

@@ -40,8 +40,11 @@ def gpt2(path, **kw):
         t[f"transformer.h.{i}.attn.c_attn.bias"] = torch.randn(3 * D, generator=g)
         t[f"transformer.h.{i}.attn.c_proj.weight"] = torch.randn(D, D, generator=g)
     _write(path, {"model_type": "gpt2", "n_head": H, "n_layer": L, "n_embd": D}, t, **kw)
-    return {i: [t[f"transformer.h.{i}.attn.c_attn.weight"][:, j * D : (j + 1) * D].T for j in range(3)]
-            + [t[f"transformer.h.{i}.attn.c_proj.weight"].T] for i in range(L)}, H  # fmt: skip
+    return {
+        i: [t[f"transformer.h.{i}.attn.c_attn.weight"][:, j * D : (j + 1) * D].T for j in range(3)]
+        + [t[f"transformer.h.{i}.attn.c_proj.weight"].T]
+        for i in range(L)
+    }, H
 
 
 def bert(path, prefix="bert.", model_type="bert", **kw):
@@ -140,10 +143,16 @@ def _bad_shard_map(p):
     (p / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"x": "model-9.safetensors"}}))
 
 
-@pytest.mark.parametrize("make, says", [(_bad_type, "model_type 't5'"), (_no_weights, "model.safetensors: missing"),
-                                        (_bad_shape, "h.2.attn.c_attn.weight is missing"),
-                                        (_missing_field, "num_attention_heads"),
-                                        (_bad_shard_map, "model-9.safetensors: missing")])  # fmt: skip
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (_bad_type, "model_type 't5'"),
+        (_no_weights, "model.safetensors: missing"),
+        (_bad_shape, "h.2.attn.c_attn.weight is missing"),
+        (_missing_field, "num_attention_heads"),
+        (_bad_shard_map, "model-9.safetensors: missing"),
+    ],
+)
 def test_a_bad_checkpoint_is_one_line_exit_2_and_nothing_stored(tmp_path, capsys, make, says):
     make(tmp_path / "ck")
     with pytest.raises(SystemExit) as err:

@@ -163,16 +163,32 @@ def test_prune_keeps_weights_for_the_best_lr_at_each_tasks_longest_training_lowe
 def test_summary_prints_a_skipped_file_as_one_warning_line(tmp_path):
     sweep(tmp_path, "--attention", "standard", "--task", "reverse", "--seeds", "1")
     (tmp_path / "runs" / "broken.parquet").write_bytes(b"nope")
-    out = subprocess.run([sys.executable, "-m", "core", "summary", "--store", str(tmp_path)], cwd=ROOT,
-                         capture_output=True, text=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "core", "summary", "--store", str(tmp_path)], cwd=ROOT, capture_output=True, text=True
+    )
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 0 and len(lines) == 1 and lines[0].startswith("warning: skipping ")
     assert "broken.parquet" in lines[0]
 
 
 def test_two_concurrent_sweeps_on_one_store_train_each_run_once(tmp_path):
-    argv = [sys.executable, "-m", "core", "sweep", "--store", str(tmp_path), *TINY, "--seeds", "2", "--workers", "1",
-            "--attention", "standard,tied_qk,identity,mqa", "--task", "reverse"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "core",
+        "sweep",
+        "--store",
+        str(tmp_path),
+        *TINY,
+        "--seeds",
+        "2",
+        "--workers",
+        "1",
+        "--attention",
+        "standard,tied_qk,identity,mqa",
+        "--task",
+        "reverse",
+    ]
     procs = [subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in "ab"]
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs)
@@ -255,8 +271,9 @@ def test_a_sweep_whose_runs_all_diverge_reports_the_steps_it_took(tmp_path, caps
     assert 0 < rec.step_utilisation < 1 and 0 < rec.utilisation < 1  # the FLOPs of the steps really taken
 
 
-@pytest.mark.parametrize("command", ["sweep", "bench", "baselines", "pretrained", "prune", "index",
-                                     "summary", "export"])
+@pytest.mark.parametrize(
+    "command", ["sweep", "bench", "baselines", "pretrained", "prune", "index", "summary", "export"]
+)
 @pytest.mark.parametrize("store", ["", "/etc/passwd", "/tmp/" + "a" * 300, "/proc/attention-lab-store", "loop"])
 def test_a_store_that_cannot_be_one_is_one_line_exit_2(capsys, command, store, tmp_path, monkeypatch):
     if store == "loop":  # a --store that is a symlink to itself
@@ -315,13 +332,37 @@ print("blas", before, blas(), "torch", torch_threads, torch.get_num_threads())
 
 
 def test_ctrl_c_on_a_sweep_with_workers_is_a_one_line_cancel_that_releases_its_claims(tmp_path):
-    argv = [sys.executable, "-m", "core", "sweep", "--store", str(tmp_path), *TINY, "--steps", "20000", "--seeds", "2",
-            "--attention", "standard,mqa", "--task", "reverse", "--workers", "2", "--quiet"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "core",
+        "sweep",
+        "--store",
+        str(tmp_path),
+        *TINY,
+        "--steps",
+        "20000",
+        "--seeds",
+        "2",
+        "--attention",
+        "standard,mqa",
+        "--task",
+        "reverse",
+        "--workers",
+        "2",
+        "--quiet",
+    ]
     # SIGINT as a terminal leaves it, even where this suite itself runs in the background (a shell's `&`
     # starts it with SIGINT ignored, which children inherit and Python then leaves ignored)
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         deadline = time.time() + 120
         while time.time() < deadline and not list(tmp_path.glob("claims/*.claim")):

@@ -60,8 +60,12 @@ def test_the_new_fields_keep_every_stored_run_id_and_enter_it_off_their_default(
     assert TrainConfig().key != replace(TrainConfig(), schedule="constant").key
 
 
-BAD = [({"until": "never"}, "until"), ({"schedule": "linear"}, "schedule"), ({"until": "solved"}, "schedule"),
-       ({"until": "solved", "schedule": "constant", "steps": 40}, "steps")]  # fmt: skip
+BAD = [
+    ({"until": "never"}, "until"),
+    ({"schedule": "linear"}, "schedule"),
+    ({"until": "solved"}, "schedule"),
+    ({"until": "solved", "schedule": "constant", "steps": 40}, "steps"),
+]
 
 
 @pytest.mark.parametrize("kw, field", BAD)
@@ -73,8 +77,9 @@ def test_bad_criterion_settings_are_one_line_naming_the_field(kw, field):
 
 def test_a_stopped_member_follows_its_unstopped_twin_up_to_its_stop(grid):
     pruned, _ = grid
-    twins = train_ensemble(MODEL, TASK, replace(SOLVED, until="steps"), [0, 1] * 3, "cpu",
-                           lrs=[1e-3, 1e-3, 1e-2, 1e-2, 3e-2, 3e-2])  # fmt: skip
+    twins = train_ensemble(
+        MODEL, TASK, replace(SOLVED, until="steps"), [0, 1] * 3, "cpu", lrs=[1e-3, 1e-3, 1e-2, 1e-2, 3e-2, 3e-2]
+    )
     stopped = [r for r in pruned if r.steps_done < SOLVED.steps]
     assert stopped and any(r.stop == "solved" for r in stopped)
     for r, twin in zip(pruned, twins):
@@ -107,9 +112,22 @@ def test_the_plain_loop_stops_where_the_engine_does():
 
 
 def _table(results) -> pd.DataFrame:
-    return pd.DataFrame([{"attention": "standard", "task": "reverse", "lr": r.lr, "seed": r.seed, "status": r.status,
-                          "val_loss": r.final["val_loss"], "stop": r.stop, "until": "solved",
-                          "solve_step": r.final["solve_step"]} for r in results])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "attention": "standard",
+                "task": "reverse",
+                "lr": r.lr,
+                "seed": r.seed,
+                "status": r.status,
+                "val_loss": r.final["val_loss"],
+                "stop": r.stop,
+                "until": "solved",
+                "solve_step": r.final["solve_step"],
+            }
+            for r in results
+        ]
+    )
 
 
 def test_dropping_hopeless_lrs_never_changes_the_lr_chosen_on_a_real_grid(grid):
@@ -126,8 +144,10 @@ def _simulate(solve_at: dict, prune: bool, cap: int = 400, every: int = 10) -> l
     rng = random.Random(0)
     for step in range(0, cap + 1, every):
         acc = [1.0 if (t := solve_at[(r.lr, r.seed)]) is not None and step >= t else 0.5 for r in results]
-        values = {"val_acc": torch.tensor([acc[i] for i in members]),
-                  "val_loss": torch.tensor([rng.random() for _ in members])}  # fmt: skip
+        values = {
+            "val_acc": torch.tensor([acc[i] for i in members]),
+            "val_loss": torch.tensor([rng.random() for _ in members]),
+        }
         for i in rec.evaluated(step, members, values, lambda pos: []):
             rec.finish(i)
             members.remove(i)
@@ -146,12 +166,42 @@ def test_dropping_hopeless_lrs_never_changes_the_lr_chosen_on_synthetic_curves(t
 
 
 def _sweep(store: Path, steps: int, env=None, wait=True):
-    cmd = [sys.executable, "-m", "core", "sweep", "--store", str(store), "--task", "reverse", "--attention", "standard",
-           "--seeds", "2", "--lr", "1e-3,1e-2", "--until", "solved", "--steps", str(steps), "--eval-every", "10",
-           "--n-symbols", "6", "--length", "4", "--d-model", "16", "--n-heads", "2", "--workers", "1",
-           "--quiet"]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "core",
+        "sweep",
+        "--store",
+        str(store),
+        "--task",
+        "reverse",
+        "--attention",
+        "standard",
+        "--seeds",
+        "2",
+        "--lr",
+        "1e-3,1e-2",
+        "--until",
+        "solved",
+        "--steps",
+        str(steps),
+        "--eval-every",
+        "10",
+        "--n-symbols",
+        "6",
+        "--length",
+        "4",
+        "--d-model",
+        "16",
+        "--n-heads",
+        "2",
+        "--workers",
+        "1",
+        "--quiet",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     if wait:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err

@@ -12,16 +12,30 @@ def runs(cells: dict) -> pd.DataFrame:
     rows = []
     for name, solves in cells.items():
         for seed, s in enumerate(solves):
-            rows.append({"run_id": f"{name}{seed}", "attention": name, "task": "reverse", "seed": seed, "lr": 1e-3,
-                         "steps": 1000, "status": "ok", "until": "solved", "stop": "cap" if s is None else "solved",
-                         "solve_step": math.nan if s is None else float(s), "val_loss": 0.1,
-                         "test_acc": 0.5 if s is None else 1.0})  # fmt: skip
+            rows.append(
+                {
+                    "run_id": f"{name}{seed}",
+                    "attention": name,
+                    "task": "reverse",
+                    "seed": seed,
+                    "lr": 1e-3,
+                    "steps": 1000,
+                    "status": "ok",
+                    "until": "solved",
+                    "stop": "cap" if s is None else "solved",
+                    "solve_step": math.nan if s is None else float(s),
+                    "val_loss": 0.1,
+                    "test_acc": 0.5 if s is None else 1.0,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-CELLS = {"standard": [100, 150, 100, 200, 150, 100, 150, 100, 200, 150],
-         "stacked": [800, 900, None, 700, None, 850, 900, None, 750, 800],
-         "bilinear": [100, 200, 150, 100, 150, 100, 200, 150, 100, 150]}  # fmt: skip
+CELLS = {
+    "standard": [100, 150, 100, 200, 150, 100, 150, 100, 200, 150],
+    "stacked": [800, 900, None, 700, None, 850, 900, None, 750, 800],
+    "bilinear": [100, 200, 150, 100, 150, 100, 200, 150, 100, 150],
+}
 
 
 def test_each_cell_has_both_endpoints_with_intervals_and_the_family_is_the_table():
@@ -29,8 +43,9 @@ def test_each_cell_has_both_endpoints_with_intervals_and_the_family_is_the_table
     assert table.loc["stacked", "solved"] == 7 and table.loc["stacked", "seeds"] == 10
     assert table.loc["stacked", "solved_lo"] < 0.7 < table.loc["stacked", "solved_hi"]
     d = [800, 900, 1000, 700, 1000, 850, 900, 1000, 750, 800]
-    assert (table.loc["stacked", ["median_steps", "median_lo", "median_hi"]].tolist()
-            == list(survival.km_median(d, [x < 1000 for x in d])))  # fmt: skip
+    assert table.loc["stacked", ["median_steps", "median_lo", "median_hi"]].tolist() == list(
+        survival.km_median(d, [x < 1000 for x in d])
+    )
     p = table[["fisher_p", "logrank_p"]].loc[["stacked", "bilinear"]].to_numpy().ravel()
     assert (table.loc[["stacked", "bilinear"], ["fisher_holm", "logrank_holm"]].to_numpy().ravel() >= p).all()
     assert endpoints.verdict(table.reset_index().iloc[1]) == "slower"  # 7/10 vs 10/10 is not a difference shown

@@ -12,8 +12,14 @@ from core.training.config import TrainConfig
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     path = tmp_path_factory.mktemp("export") / "store"
-    jobs = sweep.plan(["standard", "tied_qk"], ["reverse"], 2, TrainConfig(steps=10, eval_every=5, batch_size=8),
-                      {"d_model": 16, "n_heads": 2}, [1e-3, 3e-3])  # fmt: skip
+    jobs = sweep.plan(
+        ["standard", "tied_qk"],
+        ["reverse"],
+        2,
+        TrainConfig(steps=10, eval_every=5, batch_size=8),
+        {"d_model": 16, "n_heads": 2},
+        [1e-3, 3e-3],
+    )
     assert sweep.run(path, jobs, "cpu")["trained"] == 8
     return path
 
@@ -37,7 +43,8 @@ def test_tables_hold_a_column_per_config_field_and_the_metrics_long(store, tmp_p
     assert list(metrics.columns) == ["run_id", "step", "metric", "value"]
     pd.testing.assert_frame_equal(
         metrics.sort_values(["run_id", "step", "metric"], ignore_index=True),
-        st.load_metrics(store).sort_values(["run_id", "step", "metric"], ignore_index=True), check_dtype=False,
+        st.load_metrics(store).sort_values(["run_id", "step", "metric"], ignore_index=True),
+        check_dtype=False,
     )
 
 
@@ -76,8 +83,13 @@ def test_a_missing_tracker_is_one_line_naming_the_extra(store, tmp_path, capsys,
     import builtins
 
     real = builtins.__import__
-    monkeypatch.setattr(builtins, "__import__", lambda name, *a, **k: (_ for _ in ()).throw(ImportError(name))
-                        if name.split(".")[0] == "wandb" else real(name, *a, **k))  # fmt: skip
+    monkeypatch.setattr(
+        builtins,
+        "__import__",
+        lambda name, *a, **k: (
+            (_ for _ in ()).throw(ImportError(name)) if name.split(".")[0] == "wandb" else real(name, *a, **k)
+        ),
+    )
     with pytest.raises(SystemExit) as err:
         main(["export", "--store", str(store), "--to", "wandb", "--out", str(tmp_path)])
     assert err.value.code == 2
@@ -118,8 +130,9 @@ def test_wandb_offline_runs_hold_the_config_group_and_curves(tmp_path, capsys):
     import json
 
     store = tmp_path / "store"
-    jobs = sweep.plan(["standard"], ["reverse"], 2, TrainConfig(steps=10, eval_every=5, batch_size=8),
-                      {"d_model": 16, "n_heads": 2})  # fmt: skip
+    jobs = sweep.plan(
+        ["standard"], ["reverse"], 2, TrainConfig(steps=10, eval_every=5, batch_size=8), {"d_model": 16, "n_heads": 2}
+    )
     sweep.run(store, jobs, "cpu")
     _export(store, "wandb", tmp_path / "out", capsys)
     files = sorted((tmp_path / "out").glob("wandb/offline-run-*/run-*.wandb"))
@@ -131,8 +144,11 @@ def test_wandb_offline_runs_hold_the_config_group_and_curves(tmp_path, capsys):
         run = next(r.run for r in records if r.WhichOneof("record_type") == "run")
         config = {i.key: json.loads(i.value_json) for i in run.config.update}
         groups.add(run.run_group)
-        history = [{i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in r.history.item} for r in records
-                   if r.WhichOneof("record_type") == "history"]  # fmt: skip
+        history = [
+            {i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in r.history.item}
+            for r in records
+            if r.WhichOneof("record_type") == "history"
+        ]
         losses = [h["test_loss"] for h in history if "test_loss" in h]
         match = stored[stored.seed == int(run.display_name.rsplit("seed", 1)[1])]
         assert losses[-1] == pytest.approx(match.test_loss.iloc[0]) and config["train.lr"] == match.lr.iloc[0]

@@ -216,8 +216,26 @@ def test_a_full_disk_while_writing_tensors_is_one_line_and_leaves_no_temp_file(t
 
     monkeypatch.setattr(Path, "write_bytes", full)
     store = tmp_path / "s"
-    args = ["sweep", "--attention", "standard", "--task", "reverse", "--seeds", "1", "--steps", "10",
-            "--d-model", "16", "--n-heads", "2", "--workers", "1", "--store", str(store), "--quiet"]  # fmt: skip
+    args = [
+        "sweep",
+        "--attention",
+        "standard",
+        "--task",
+        "reverse",
+        "--seeds",
+        "1",
+        "--steps",
+        "10",
+        "--d-model",
+        "16",
+        "--n-heads",
+        "2",
+        "--workers",
+        "1",
+        "--store",
+        str(store),
+        "--quiet",
+    ]
     with pytest.raises(SystemExit) as ended:
         cli.main(args)
     err = capsys.readouterr().err.strip()

@@ -21,8 +21,14 @@ from core.training.config import TrainConfig
 def swept(tmp_path_factory):
     """A store made by a sweep: two jobs of four members each, so two segments compacted into one."""
     store = tmp_path_factory.mktemp("swept")
-    jobs = sweep.plan(["standard", "mqa"], ["reverse"], 2, TrainConfig(steps=10, eval_every=5, batch_size=8),
-                      {"d_model": 16, "n_heads": 2}, [1e-3, 3e-3])  # fmt: skip
+    jobs = sweep.plan(
+        ["standard", "mqa"],
+        ["reverse"],
+        2,
+        TrainConfig(steps=10, eval_every=5, batch_size=8),
+        {"d_model": 16, "n_heads": 2},
+        [1e-3, 3e-3],
+    )
     assert sweep.run(store, jobs, "cpu")["trained"] == 8
     return store
 

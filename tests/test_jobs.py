@@ -53,13 +53,16 @@ def test_one_sweep_at_a_time_and_cancel_keeps_only_finished_runs(tmp_path):
     assert again is not job and wait(again) == "finished"  # the slot is free again
 
 
-@pytest.mark.parametrize("field, request_", [
-    ("n_heads", {"model": {"d_model": 30, "n_heads": 4}}),
-    ("d_model", {"model": {"d_model": 1 << 20, "n_heads": 4}}),
-    ("attention", {"attentions": ["nope"]}),
-    ("steps", {"train": {"steps": 0}}),
-    ("precision", {"train": {"steps": 10, "precision": "fp8"}}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "field, request_",
+    [
+        ("n_heads", {"model": {"d_model": 30, "n_heads": 4}}),
+        ("d_model", {"model": {"d_model": 1 << 20, "n_heads": 4}}),
+        ("attention", {"attentions": ["nope"]}),
+        ("steps", {"train": {"steps": 0}}),
+        ("precision", {"train": {"steps": 10, "precision": "fp8"}}),
+    ],
+)
 def test_a_bad_request_is_one_line_naming_the_field_and_creates_no_store(field, request_, tmp_path):
     request = {**jobs.plan(["standard"], ["reverse"], 1, {"steps": 10}, TINY), **request_}
     with pytest.raises(ValueError, match=f"^{field}:") as err:

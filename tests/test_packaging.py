@@ -34,15 +34,31 @@ def test_pip_install_gives_the_package_and_its_command(tmp_path):
     shutil.copy(ROOT / "pyproject.toml", source)
     venv.create(tmp_path / "venv", system_site_packages=True, with_pip=False)
     python = tmp_path / "venv" / "bin" / "python"
-    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-               "--no-build-isolation", "--no-index", str(source)]  # fmt: skip
+    install = [
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        str(python),
+        "install",
+        "-q",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        str(source),
+    ]
     done = subprocess.run(install, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     command = tmp_path / "venv" / "bin" / "attention-lab"
     out = subprocess.run([str(command), "sweep", "--help"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 0 and "--attention" in out.stdout, out.stderr[-2000:]
-    where = subprocess.run([str(python), "-c", "import core; print(core.__file__)"], capture_output=True, text=True,
-                           cwd=tmp_path, timeout=60)  # fmt: skip
+    where = subprocess.run(
+        [str(python), "-c", "import core; print(core.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert "site-packages" in where.stdout and str(ROOT) not in where.stdout
     ask = "from importlib.metadata import version; print(version('attention-lab'))"
     version = subprocess.run([str(python), "-c", ask], capture_output=True, text=True, cwd=tmp_path, timeout=60)

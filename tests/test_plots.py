@@ -6,16 +6,28 @@ from core.dashboard import plots
 
 
 def test_a_legend_lists_every_parameterization_drawn_in_any_facet_once():
-    df = pd.DataFrame({"task": ["a", "b", "b"], "attention": ["standard", "standard", "identity"],
-                       "x": [1, 1, 1], "y": [0.1, 0.2, 0.3]})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "task": ["a", "b", "b"],
+            "attention": ["standard", "standard", "identity"],
+            "x": [1, 1, 1],
+            "y": [0.1, 0.2, 0.3],
+        }
+    )
     for fig in (plots.lines_by_attention(df, "x", "y", facet="task"), plots.bars_by_attention(df, "y", facet="task")):
         shown = [t.name for t in fig.data if t.showlegend]
         assert sorted(shown) == ["identity", "standard"]  # identity is absent from the first facet
 
 
 def test_head_heatmaps_share_one_colour_range_and_one_bar():
-    df = pd.DataFrame({"attention": ["standard"] * 2 + ["tied_qk"] * 2, "layer": [0, 0, 0, 0], "head": [0, 1, 0, 1],
-                       "value": [0.04, 0.09, 1.0, 1.0]})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "attention": ["standard"] * 2 + ["tied_qk"] * 2,
+            "layer": [0, 0, 0, 0],
+            "head": [0, 1, 0, 1],
+            "value": [0.04, 0.09, 1.0, 1.0],
+        }
+    )
     fig = plots.head_heatmaps(df)
     assert {(t.zmin, t.zmax) for t in fig.data} == {(0.04, 1.0)}
     assert [t.showscale for t in fig.data] == [True, False]
@@ -23,9 +35,14 @@ def test_head_heatmaps_share_one_colour_range_and_one_bar():
 
 def _verdict_cells():
     rows, cols = ["stacked", "tied_qk"], ["sort", "scan: d_head"]
-    cells = pd.DataFrame([{"attention": a, "column": c, "verdict": v, "text": "1/5", "hover": f"{a} on {c}<br>p <1"}
-                          for (a, c), v in zip([(a, c) for a in rows for c in cols if (a, c) != ("tied_qk", "sort")],
-                                               ["worse", "better", "equivalent"])])  # fmt: skip
+    cells = pd.DataFrame(
+        [
+            {"attention": a, "column": c, "verdict": v, "text": "1/5", "hover": f"{a} on {c}<br>p <1"}
+            for (a, c), v in zip(
+                [(a, c) for a in rows for c in cols if (a, c) != ("tied_qk", "sort")], ["worse", "better", "equivalent"]
+            )
+        ]
+    )
     return cells, rows, cols
 
 
@@ -42,11 +59,19 @@ def test_every_verdict_cell_carries_its_colour_numbers_and_evidence_link():
     html = matrix.verdict_html(cells, rows, cols, links)
     tds = re.findall(r'<td title="([^"]*)" style="([^"]*)">(.*?)</td>', html)
     assert len(tds) == 4
-    assert [unescape(t[0]) for t in tds] == ["stacked on sort\np <1", "stacked on scan: d_head\np <1", "not compared",
-                                             "tied_qk on scan: d_head\np <1"]  # fmt: skip
+    assert [unescape(t[0]) for t in tds] == [
+        "stacked on sort\np <1",
+        "stacked on scan: d_head\np <1",
+        "not compared",
+        "tied_qk on scan: d_head\np <1",
+    ]
     colours = [re.search(r"background:(#\w+)", t[1]) for t in tds]
-    assert [c and c.group(1) for c in colours] == [matrix.VERDICT_COLORS["worse"], matrix.VERDICT_COLORS["better"],
-                                                   None, matrix.VERDICT_COLORS["equivalent"]]  # fmt: skip
+    assert [c and c.group(1) for c in colours] == [
+        matrix.VERDICT_COLORS["worse"],
+        matrix.VERDICT_COLORS["better"],
+        None,
+        matrix.VERDICT_COLORS["equivalent"],
+    ]
     assert unescape(re.search(r'href="([^"]*)"', tds[0][2]).group(1)) == links[("stacked", "sort")]
     assert "href" not in tds[2][2] and "&lt;1" in html and "<1" not in html.replace("<br>", "")
     assert all(v in html for v in matrix.VERDICT_COLORS)  # the legend names every verdict
@@ -99,8 +124,9 @@ def test_reference_lines_are_drawn_in_every_facet_they_belong_to():
 
     from core.dashboard.plots import bars_by_attention, outcomes
 
-    dots = pd.DataFrame({"task": ["a", "a", "b"], "attention": ["standard", "tied_qk", "standard"], "seed": 0,
-                         "v": [1.0, 0.5, 0.7]})  # fmt: skip
+    dots = pd.DataFrame(
+        {"task": ["a", "a", "b"], "attention": ["standard", "tied_qk", "standard"], "seed": 0, "v": [1.0, 0.5, 0.7]}
+    )
     fig = outcomes.strip(dots, "v", ["a", "b"], chance={"a": {"uniform": 0.1}, "b": {"uniform": 0.2}})
     assert sorted((s.y0, s.yref) for s in fig.layout.shapes) == [(0.1, "y"), (0.2, "y2")]
     bars = pd.DataFrame({"f": ["x", "x", "y"], "attention": ["tied_qk", "standard", "standard"], "m": [2.0, 1, 3]})
@@ -114,8 +140,14 @@ def test_a_builder_built_once_gives_the_figure_it_builds_and_a_new_one_each_call
     figure is the builder's own, tidied, and each call returns a new Figure, so a caller's change stays its own."""
     from core.dashboard.plots import outcomes, scaling, style
 
-    df = pd.DataFrame({"task": ["a", "b", "b"], "attention": ["standard", "standard", "identity"],
-                       "x": [1, 10, 100], "y": [0.1, 0.2, 0.3]})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "task": ["a", "b", "b"],
+            "attention": ["standard", "standard", "identity"],
+            "x": [1, 10, 100],
+            "y": [0.1, 0.2, 0.3],
+        }
+    )
     direct = style.tidy_axes(plots.lines_by_attention.__wrapped__(df, "x", "y", facet="task", log_x=True))
     kept = plots.lines_by_attention(df, "x", "y", facet="task", log_x=True)
     assert kept.to_dict() == direct.to_dict() and kept.layout.xaxis.dtick == 1  # the tidied axes included
@@ -140,7 +172,7 @@ def test_a_charts_html_carries_its_figure_intact_and_no_text_can_close_its_scrip
     hostile = "</script><script>alert(1)</script><!--"
     fig = go.Figure(go.Scatter(x=[1, 2, 3], y=[1.0, np.nan, 2.0], name=hostile, text=["a&b", "<b>x</b>", "'\""]))
     charts.draw(fig, "../x y", {"displaylogo": False})
-    (body, kw), = bodies
+    ((body, kw),) = bodies
     assert kw == {"unsafe_allow_javascript": True}
     assert body.count("</script>") == 2 and "<!--" not in body  # the figure's and the loader's own ends only
     spec = charts.spec(body)

@@ -24,8 +24,9 @@ def _curves(result, metric):
 def test_a_bf16_member_tracks_its_fp32_twin_over_the_first_100_steps(attention):
     task = TaskConfig("reverse", length=6)
     t = make_task(task)
-    model = ModelConfig(attention=attention, d_model=16, n_heads=2, n_layers=1, vocab_size=t.vocab_size,
-                        max_len=t.seq_len)  # fmt: skip
+    model = ModelConfig(
+        attention=attention, d_model=16, n_heads=2, n_layers=1, vocab_size=t.vocab_size, max_len=t.seq_len
+    )
     out = {}
     for precision in ("fp32", "bf16"):
         cfg = TrainConfig(steps=100, eval_every=20, batch_size=8, lr=1e-2, precision=precision)
@@ -60,8 +61,10 @@ def test_task_size_flows_into_the_plan_and_max_len_follows_the_sequence():
     jobs = sweep.plan(["standard"], ["associative_recall"], 1, TrainConfig(), task_overrides={"length": 32})
     assert jobs[0].task.length == 32 and jobs[0].model.max_len == 128
     default = sweep.plan(["standard"], ["associative_recall"], 1, TrainConfig())[0]
-    assert default.run_ids() == sweep.plan(["standard"], ["associative_recall"], 1, TrainConfig(),
-                                           task_overrides={"length": 8})[0].run_ids()  # fmt: skip
+    assert (
+        default.run_ids()
+        == sweep.plan(["standard"], ["associative_recall"], 1, TrainConfig(), task_overrides={"length": 8})[0].run_ids()
+    )
     assert json.dumps(default.task.to_dict(), sort_keys=True).count("length") == 1
 
 

@@ -15,8 +15,25 @@ from core.analysis import pretrained
 from core.results import store as st
 
 D, H, G, R = 32, 6, 2, 16  # d_model, query heads, kv heads, d_head (Q8_0 blocks are 32 wide)
-WORDS = ["[UNK]", "[CLS]", "[SEP]", "a", "man", "is", "playing", "guitar", "someone", "strumming", "the", "stock",
-         "market", "fell", "sharply", "today", "."]  # fmt: skip
+WORDS = [
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "a",
+    "man",
+    "is",
+    "playing",
+    "guitar",
+    "someone",
+    "strumming",
+    "the",
+    "stock",
+    "market",
+    "fell",
+    "sharply",
+    "today",
+    ".",
+]
 
 
 def contract(hw, x):
@@ -97,14 +114,23 @@ def tiny_minilm(model_dir, rng, n_layers=2, pad_to=32):
     tok.enable_padding(length=pad_to)  # as the shipped tokenizer does: the forward must turn it off
     tok.save(str(model_dir / "tokenizer.json"))
     g = lambda *s: rng.standard_normal(s).astype(np.float32) * 0.2  # noqa: E731
-    t = {"embeddings.word_embeddings.weight": g(len(WORDS), D), "embeddings.position_embeddings.weight": g(64, D),
-         "embeddings.token_type_embeddings.weight": g(2, D), "embeddings.LayerNorm.weight": np.ones(D, np.float32),
-         "embeddings.LayerNorm.bias": np.zeros(D, np.float32)}  # fmt: skip
+    t = {
+        "embeddings.word_embeddings.weight": g(len(WORDS), D),
+        "embeddings.position_embeddings.weight": g(64, D),
+        "embeddings.token_type_embeddings.weight": g(2, D),
+        "embeddings.LayerNorm.weight": np.ones(D, np.float32),
+        "embeddings.LayerNorm.bias": np.zeros(D, np.float32),
+    }
     for i in range(n_layers):
         p = f"encoder.layer.{i}."
-        for n, shape in [("attention.self.query", (H * R, D)), ("attention.self.key", (H * R, D)),
-                         ("attention.self.value", (H * R, D)), ("attention.output.dense", (D, H * R)),
-                         ("intermediate.dense", (4 * D, D)), ("output.dense", (D, 4 * D))]:  # fmt: skip
+        for n, shape in [
+            ("attention.self.query", (H * R, D)),
+            ("attention.self.key", (H * R, D)),
+            ("attention.self.value", (H * R, D)),
+            ("attention.output.dense", (D, H * R)),
+            ("intermediate.dense", (4 * D, D)),
+            ("output.dense", (D, 4 * D)),
+        ]:
             t[p + n + ".weight"], t[p + n + ".bias"] = g(*shape), g(shape[0])
         for n in ("attention.output.LayerNorm", "output.LayerNorm"):
             t[p + n + ".weight"], t[p + n + ".bias"] = np.ones(D, np.float32), np.zeros(D, np.float32)

@@ -19,8 +19,27 @@ from core.results import store as st
 from core.training.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = ["--attention", "standard,mqa", "--task", "reverse", "--seeds", "2", "--lr", "1e-3,3e-3", "--steps", "15",
-        "--eval-every", "5", "--batch-size", "8", "--d-model", "16", "--n-heads", "2", "--quiet"]  # fmt: skip
+TINY = [
+    "--attention",
+    "standard,mqa",
+    "--task",
+    "reverse",
+    "--seeds",
+    "2",
+    "--lr",
+    "1e-3,3e-3",
+    "--steps",
+    "15",
+    "--eval-every",
+    "5",
+    "--batch-size",
+    "8",
+    "--d-model",
+    "16",
+    "--n-heads",
+    "2",
+    "--quiet",
+]
 ONLY_LOOPBACK = 'ip link set lo up && test "$(ip -o link show | wc -l)" = 1'  # refuse to run if anything else is there
 
 
@@ -34,15 +53,32 @@ def _namespaced(script: str, timeout: int = 300) -> subprocess.CompletedProcess:
             pytest.fail(reason)
         pytest.skip(reason)
     token = secrets.token_hex(16)  # token auth on, as every cluster should run
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token,
-           "PYTHONPATH": str(ROOT)}  # fmt: skip
-    return subprocess.run(["unshare", "-n", "sh", "-c", f"{ONLY_LOOPBACK} && {script}"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    env = {
+        **os.environ,
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_AUTH_MODE": "token",
+        "RAY_AUTH_TOKEN": token,
+        "PYTHONPATH": str(ROOT),
+    }
+    return subprocess.run(
+        ["unshare", "-n", "sh", "-c", f"{ONLY_LOOPBACK} && {script}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _local_engine(store: Path) -> None:
-    jobs = sweep.plan(["standard", "mqa"], ["reverse"], 2, TrainConfig(steps=15, eval_every=5, batch_size=8),
-                      {"d_model": 16, "n_heads": 2}, [1e-3, 3e-3])  # fmt: skip
+    jobs = sweep.plan(
+        ["standard", "mqa"],
+        ["reverse"],
+        2,
+        TrainConfig(steps=15, eval_every=5, batch_size=8),
+        {"d_model": 16, "n_heads": 2},
+        [1e-3, 3e-3],
+    )
     assert sweep.run(store, jobs, "cpu")["trained"] == 8
 
 
@@ -73,8 +109,10 @@ def test_a_sweep_on_a_running_cluster_stores_what_the_local_engine_stores(tmp_pa
     with socket.socket() as s:  # a free port (in this namespace; the cluster's namespace has no other user)
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    start = (f"ray start --head --port {port} --num-cpus 2 --include-dashboard=false --disable-usage-stats "
-             f"--object-store-memory 100000000 > {tmp_path}/start.log 2>&1")  # fmt: skip
+    start = (
+        f"ray start --head --port {port} --num-cpus 2 --include-dashboard=false --disable-usage-stats "
+        f"--object-store-memory 100000000 > {tmp_path}/start.log 2>&1"
+    )
     script = f"{start} && {_sweep(tmp_path / 'ray', f'127.0.0.1:{port}')}; rc=$?; ray stop --force >/dev/null; exit $rc"
     out = _namespaced(script)
     assert out.returncode == 0, out.stderr[-2000:] + (tmp_path / "start.log").read_text()[-2000:]

@@ -14,8 +14,13 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 # The bundled point is the last setting of every axis (one set of runs, shared by the four axes).
 # Along d_head and d_model the task gets easier as the value grows, and the bundled point is the last setting; along
 # n_heads (narrower heads) and length (more pairs) it gets harder, and the bundled point is the first.
-SETTINGS = {"d_head": [4, 8, 16], "d_model": [16, 32, 64], "n_heads": [4, 8, 16], "length": [8, 16, 32],
-            "n_heads_induction": [4, 8, 16]}
+SETTINGS = {
+    "d_head": [4, 8, 16],
+    "d_model": [16, 32, 64],
+    "n_heads": [4, 8, 16],
+    "length": [8, 16, 32],
+    "n_heads_induction": [4, 8, 16],
+}
 SOLVES_FROM = {"standard": 1, "tied_qk": 2, "identity": None}  # steps from an axis's hardest setting
 
 
@@ -46,13 +51,27 @@ def fake_runs(seeds: int = 5) -> pd.DataFrame:
                     for seed in range(seeds):
                         steps_in = i if scaling.AXES[axis].grows else len(values) - 1 - i
                         solved = first is not None and steps_in >= first and lr == 1e-3
-                        rows.append({**cfg, "run_id": _id(cfg, name, lr, seed), "attention": name,
-                                     "seed": seed, "lr": lr, "steps": 800,
-                                     "n_kv_heads": cfg["n_heads"], "status": "ok", "precision": "fp32",
-                                     "test_acc": 1.0 if solved else 0.3, "test_loss": 0.01 if solved else 2.0,
-                                     "val_loss": 0.01 if solved else 2.0, "val_loss_drop": 0.0, "val_acc_gain": 0.0,
-                                     "params_attention": 2 * cfg["d_model"] * cfg["n_heads"] * cfg["d_head"],
-                                     "params_total": 10_000, "batch_size": 32})  # fmt: skip
+                        rows.append(
+                            {
+                                **cfg,
+                                "run_id": _id(cfg, name, lr, seed),
+                                "attention": name,
+                                "seed": seed,
+                                "lr": lr,
+                                "steps": 800,
+                                "n_kv_heads": cfg["n_heads"],
+                                "status": "ok",
+                                "precision": "fp32",
+                                "test_acc": 1.0 if solved else 0.3,
+                                "test_loss": 0.01 if solved else 2.0,
+                                "val_loss": 0.01 if solved else 2.0,
+                                "val_loss_drop": 0.0,
+                                "val_acc_gain": 0.0,
+                                "params_attention": 2 * cfg["d_model"] * cfg["n_heads"] * cfg["d_head"],
+                                "params_total": 10_000,
+                                "batch_size": 32,
+                            }
+                        )
     return pd.DataFrame(rows).drop_duplicates("run_id")
 
 
@@ -87,17 +106,34 @@ def test_a_threshold_is_the_hardest_setting_solved_and_an_easier_lapse_is_stated
     the hardest setting it solves (the issue's definition), and the miss is named in its row and sentence."""
     values = [16, 32, 64, 128] if scaling.AXES[axis].grows else [8, 4, 2, 1]  # hardest first
     solved = {"standard": [0, 0, 5, 5], "stacked": [0, 0, 5, 3], "bilinear": [0, 4, 3, 5], "tied_qk": [0, 0, 0, 5]}
-    table = pd.DataFrame([{"axis": axis, "attention": name, "x": x, "n": 5, "solved": k, "share": k / 5, "steps": 800}
-                          for name, ks in solved.items() for x, k in zip(values, ks)])  # fmt: skip
+    table = pd.DataFrame(
+        [
+            {"axis": axis, "attention": name, "x": x, "n": 5, "solved": k, "share": k / 5, "steps": 800}
+            for name, ks in solved.items()
+            for x, k in zip(values, ks)
+        ]
+    )
     th = scaling.thresholds(table, list(solved)).set_index("attention")
-    assert th.threshold.to_dict() == {"standard": values[2], "stacked": values[2], "bilinear": values[1],
-                                      "tied_qk": values[3]}  # fmt: skip
-    assert th.lapses.to_dict() == {"standard": "", "stacked": f"{values[3]} (3/5)", "bilinear": f"{values[2]} (3/5)",
-                                   "tied_qk": ""}  # fmt: skip
+    assert th.threshold.to_dict() == {
+        "standard": values[2],
+        "stacked": values[2],
+        "bilinear": values[1],
+        "tied_qk": values[3],
+    }
+    assert th.lapses.to_dict() == {
+        "standard": "",
+        "stacked": f"{values[3]} (3/5)",
+        "bilinear": f"{values[2]} (3/5)",
+        "tied_qk": "",
+    }
     # coloured only where Fisher at the parting setting survives Holm (4/5 vs 0/5 and 0/5 vs 5/5 do); the same
     # threshold is no difference shown, not a sameness shown
-    assert th.verdict.to_dict() == {"standard": "equivalent", "stacked": "inconclusive", "bilinear": "better",
-                                    "tied_qk": "worse"}  # fmt: skip
+    assert th.verdict.to_dict() == {
+        "standard": "equivalent",
+        "stacked": "inconclusive",
+        "bilinear": "better",
+        "tied_qk": "worse",
+    }
     assert th.p_holm.notna().tolist() == [False, False, True, True]
     weak = table.assign(solved=table.solved.where(~((table.attention == "standard") & (table.x == values[1])), 2))
     weak = scaling.thresholds(weak.assign(share=weak.solved / 5), list(solved)).set_index("attention")
@@ -113,7 +149,8 @@ def test_a_threshold_is_the_hardest_setting_solved_and_an_easier_lapse_is_stated
     # the Overview's one-line form: the threshold, "*" for a miss beside it, the reference's in brackets
     assert scaling.brief(table, axis, ["bilinear", "stacked"]) == (
         f"`bilinear` solves at {axis} {sign} {values[1]}*, `stacked` solves at {axis} {sign} {values[2]}* "
-        f"(standard: {axis} {sign} {values[2]})")  # fmt: skip
+        f"(standard: {axis} {sign} {values[2]})"
+    )
     never = table.assign(solved=table.solved.where(table.attention != "bilinear", 0))
     line = scaling.brief(never.assign(share=never.solved / 5), axis, ["bilinear"])
     assert line.startswith(f"`bilinear` solves at no {axis} (")
@@ -123,7 +160,8 @@ def test_runs_off_the_axis_are_left_out():
     runs = fake_runs()
     two = runs[(runs.d_head == 4) & (runs.d_model == 64)].assign(n_heads=2)  # two things changed at once
     assert scaling.axis_runs(pd.concat([runs, two]), "d_head").x.tolist().count(4) == len(
-        scaling.axis_runs(runs, "d_head").query("x == 4"))  # fmt: skip
+        scaling.axis_runs(runs, "d_head").query("x == 4")
+    )
     allowed = "d_head, d_model, n_heads, length, n_heads_induction"
     with pytest.raises(ValueError, match=f"axis: unknown 'width'; allowed: {allowed}"):
         scaling.axis_runs(runs, "width")
@@ -131,17 +169,33 @@ def test_runs_off_the_axis_are_left_out():
 
 def _write_store(root, runs: pd.DataFrame):
     for r in runs.itertuples():
-        meta = {"format": rf.FORMAT, "run_id": r.run_id, "seed": r.seed, "status": "ok",
-                "model": {"attention": r.attention, "n_layers": 2, "d_model": r.d_model, "n_heads": r.n_heads,
-                          "d_head": r.d_head, "n_kv_heads": r.n_kv_heads, "mlp": True, "vocab_size": 64,
-                          "max_len": 4 * r.length},
-                "task": {"name": r.task, "n_symbols": 32, "length": r.length},
-                "train": {"steps": 800, "batch_size": 32, "lr": r.lr},
-                "final": {k: getattr(r, k) for k in ("val_loss", "test_loss", "test_acc", "val_loss_drop",
-                                                     "val_acc_gain")} | {"val_acc": r.test_acc},
-                "params": {"attention": int(r.params_attention), "mlp": 1000}, "train_seconds": 1.0,
-                "steps_done": 800, "tokens_per_s": 1.0, "n_ensemble": 10,
-                "provenance": {"command": "test", "date": "2026-11-23", "versions": {}}}  # fmt: skip
+        meta = {
+            "format": rf.FORMAT,
+            "run_id": r.run_id,
+            "seed": r.seed,
+            "status": "ok",
+            "model": {
+                "attention": r.attention,
+                "n_layers": 2,
+                "d_model": r.d_model,
+                "n_heads": r.n_heads,
+                "d_head": r.d_head,
+                "n_kv_heads": r.n_kv_heads,
+                "mlp": True,
+                "vocab_size": 64,
+                "max_len": 4 * r.length,
+            },
+            "task": {"name": r.task, "n_symbols": 32, "length": r.length},
+            "train": {"steps": 800, "batch_size": 32, "lr": r.lr},
+            "final": {k: getattr(r, k) for k in ("val_loss", "test_loss", "test_acc", "val_loss_drop", "val_acc_gain")}
+            | {"val_acc": r.test_acc},
+            "params": {"attention": int(r.params_attention), "mlp": 1000},
+            "train_seconds": 1.0,
+            "steps_done": 800,
+            "tokens_per_s": 1.0,
+            "n_ensemble": 10,
+            "provenance": {"command": "test", "date": "2026-11-23", "versions": {}},
+        }
         df = pd.DataFrame({"run_id": r.run_id, "step": [800], "metric": ["test_acc"], "value": [r.test_acc]})
         rf.write_table(rf.run_path(root, r.run_id), df, meta)
 

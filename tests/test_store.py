@@ -89,8 +89,8 @@ def test_run_files_fit_one_disk_block_and_index_slim_rewrites_old_ones_so(tmp_pa
     assert before[2] == fresh[1]
     broken = st.run_path(tmp_path, "0" * 16)
     broken.write_bytes(b"half a file")  # unreadable: left exactly as it is
-    index = lambda: subprocess.run([sys.executable, "-m", "core", "index", "--store", str(tmp_path), "--slim"],  # noqa: E731
-                                   cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    command = [sys.executable, "-m", "core", "index", "--store", str(tmp_path), "--slim"]
+    index = lambda: subprocess.run(command, cwd=ROOT, capture_output=True, text=True)  # noqa: E731
     done = index()
     assert done.returncode == 0 and "slimmed 1 of 2 table files" in done.stdout, done.stderr
     assert broken.read_bytes() == b"half a file"
@@ -253,8 +253,9 @@ def test_a_reloaded_run_reproduces_its_stored_test_loss_until_pruned(tmp_path):
     from core.experiments import sweep
     from core.training.reference import evaluate
 
-    jobs = sweep.plan(["tied_qk"], ["reverse"], 2, TrainConfig(steps=20, eval_every=10, batch_size=8),
-                      {"d_model": 16, "n_heads": 2})  # fmt: skip
+    jobs = sweep.plan(
+        ["tied_qk"], ["reverse"], 2, TrainConfig(steps=20, eval_every=10, batch_size=8), {"d_model": 16, "n_heads": 2}
+    )
     assert sweep.run(tmp_path, jobs, "cpu")["trained"] == 2
     runs = st.load_runs(tmp_path)
     for row in runs.itertuples():

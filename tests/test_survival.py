@@ -43,6 +43,7 @@ def test_the_median_is_infinite_when_fewer_than_half_solve():
 @pytest.mark.parametrize("seed", range(12))
 def test_logrank_matches_scipy(seed):
     (t1, e1), (t2, e2) = censored(seed), censored(seed + 100, n=15)
-    ref = stats.logrank(stats.CensoredData(uncensored=t1[e1], right=t1[~e1]),
-                        stats.CensoredData(uncensored=t2[e2], right=t2[~e2]))  # fmt: skip
+    ref = stats.logrank(
+        stats.CensoredData(uncensored=t1[e1], right=t1[~e1]), stats.CensoredData(uncensored=t2[e2], right=t2[~e2])
+    )
     assert logrank(t1, e1, t2, e2) == pytest.approx(ref.pvalue, rel=1e-6)

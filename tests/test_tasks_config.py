@@ -112,7 +112,7 @@ def test_histogram_answers_are_counts():
         (lambda: ModelConfig(mlp="yes"), "mlp"),
         (lambda: TaskConfig("nope"), "task"),
         (lambda: TaskConfig("induction", n_symbols=4, length=8), "length"),
-    (lambda: TaskConfig("induction", length=3), "length"),  # too short for its offsets to vary
+        (lambda: TaskConfig("induction", length=3), "length"),  # too short for its offsets to vary
         (lambda: TaskConfig("sort", eval_size=0), "eval_size"),
         (lambda: TrainConfig(steps=0), "steps"),
         (lambda: TrainConfig(lr=-1.0), "lr"),

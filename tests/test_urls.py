@@ -35,11 +35,16 @@ def test_a_verdict_cell_opens_its_evidence_with_standard_beside_it():
     from core.dashboard import urls
 
     assert urls.evidence("bilinear", "induction", {}, "best") == (
-        "pages/loss_curves.py", {"attn": "standard,bilinear", "lr": "best", "tasks": "induction"})  # fmt: skip
+        "pages/loss_curves.py",
+        {"attn": "standard,bilinear", "lr": "best", "tasks": "induction"},
+    )
     titles = {"d_head": "d_head", "n_heads (induction)": "n_heads_induction"}
     page, params = urls.evidence("tied_qk", "scan: n_heads (induction)", titles, "best")
-    assert page == "pages/scaling.py" and params == {"attn": "standard,tied_qk", "lr": "best",
-                                                      "axis": "n_heads_induction"}  # fmt: skip
+    assert page == "pages/scaling.py" and params == {
+        "attn": "standard,tied_qk",
+        "lr": "best",
+        "axis": "n_heads_induction",
+    }
     assert urls.evidence("standard", "sort", {}, "best")[1]["attn"] == "standard"  # named once
 
 

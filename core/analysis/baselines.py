@@ -142,11 +142,13 @@ def cmd_baselines(args, parser):
             (Path(args.store) / "analysis" / f"{name}.parquet").unlink(missing_ok=True)
         else:
             st.write_named(args.store, "analysis", name, table)
-    print(f"wrote the final-weight metrics of {trained.run_id.nunique() if len(trained) else 0} runs, the head "
-          f"scores of {scores.run_id.nunique() if len(scores) else 0} kept models, "
-          f"the step-0 metrics of {len(runs)} runs and the random baselines of {len(set(runs.attention))} "
-          f"parameterizations, the chance levels of {len(TASKS)} tasks and every run's solve step into "
-          f"{args.store}/analysis/")  # fmt: skip
+    print(
+        f"wrote the final-weight metrics of {trained.run_id.nunique() if len(trained) else 0} runs, the head "
+        f"scores of {scores.run_id.nunique() if len(scores) else 0} kept models, "
+        f"the step-0 metrics of {len(runs)} runs and the random baselines of {len(set(runs.attention))} "
+        f"parameterizations, the chance levels of {len(TASKS)} tasks and every run's solve step into "
+        f"{args.store}/analysis/"
+    )
 
 
 def add_baselines(sub):

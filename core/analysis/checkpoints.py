@@ -129,8 +129,13 @@ def layers(path) -> tuple[dict, "object"]:
         convert, p = _bert, ck.prefix("encoder.layer.0.")
     else:
         convert, p = _llama, ck.prefix("layers.0.self_attn.")
-    info = {"model_type": kind, "kind": "encoder" if kind in _BERT else "decoder", "n_layers": n_layers,
-            "n_heads": H, "rope": kind in _LLAMA}  # fmt: skip
+    info = {
+        "model_type": kind,
+        "kind": "encoder" if kind in _BERT else "decoder",
+        "n_layers": n_layers,
+        "n_heads": H,
+        "rope": kind in _LLAMA,
+    }
 
     def each():
         for i in range(n_layers):

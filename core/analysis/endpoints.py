@@ -45,11 +45,25 @@ def endpoints(runs: pd.DataFrame, attentions: list[str], tasks: list[str]) -> pd
             d, e = _durations(g)
             median, m_lo, m_hi = survival.km_median(d, e)
             censored = g[g.stop == "cap"]
-            row = {"task": task, "attention": name, "lr": g.lr.iloc[0], "cap": int(g.steps.max()), "seeds": n,
-                   "censored": len(censored), "improving": int(findings.still_improving(censored).sum()),
-                   "solved": k, "solved_lo": lo, "solved_hi": hi, "median_steps": median, "median_lo": m_lo,
-                   "median_hi": m_hi, "fisher_p": np.nan, "logrank_p": np.nan, "ref_share": np.nan,
-                   "ref_median": np.nan}  # fmt: skip
+            row = {
+                "task": task,
+                "attention": name,
+                "lr": g.lr.iloc[0],
+                "cap": int(g.steps.max()),
+                "seeds": n,
+                "censored": len(censored),
+                "improving": int(findings.still_improving(censored).sum()),
+                "solved": k,
+                "solved_lo": lo,
+                "solved_hi": hi,
+                "median_steps": median,
+                "median_lo": m_lo,
+                "median_hi": m_hi,
+                "fisher_p": np.nan,
+                "logrank_p": np.nan,
+                "ref_share": np.nan,
+                "ref_median": np.nan,
+            }
             if name != "standard" and not ref.empty:
                 k0 = int((ref.test_acc >= SOLVED).sum())
                 row["ref_share"], row["ref_median"] = k0 / len(ref), survival.km_median(*_durations(ref))[0]
@@ -100,8 +114,9 @@ def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:
     for (name, layers), g in best.groupby(["attention", "n_layers"], sort=False):
         k = int((g.test_acc >= SOLVED).sum())
         lo, hi = stats.wilson(k, len(g))
-        rows.append({"attention": name, "n_layers": int(layers), "solved": k, "seeds": len(g), "solved_lo": lo,
-                     "solved_hi": hi})  # fmt: skip
+        rows.append(
+            {"attention": name, "n_layers": int(layers), "solved": k, "seeds": len(g), "solved_lo": lo, "solved_hi": hi}
+        )
     return pd.DataFrame(rows)
 
 

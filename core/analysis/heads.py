@@ -46,6 +46,10 @@ def head_scores(model, **labels) -> pd.DataFrame:
     cfg = model.cfg
     tokens = repeated_tokens(cfg.vocab_size, cfg.max_len).to(next(model.parameters()).device)
     scores = scores_from_patterns(model.attention_patterns(tokens).float().cpu())
-    rows = [{"layer": layer, "head": head, "metric": m, "value": float(s[layer, head]), **labels}
-            for m, s in scores.items() for layer in range(s.shape[0]) for head in range(s.shape[1])]  # fmt: skip
+    rows = [
+        {"layer": layer, "head": head, "metric": m, "value": float(s[layer, head]), **labels}
+        for m, s in scores.items()
+        for layer in range(s.shape[0])
+        for head in range(s.shape[1])
+    ]
     return pd.DataFrame(rows)

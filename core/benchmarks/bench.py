@@ -45,8 +45,10 @@ def _stored_eval_losses(store) -> dict:
     """{(task, attention, lr, seed): {step: test loss}} of every run in a store."""
     runs = st.load_runs(store).set_index("run_id")
     ev = st.load_metrics(store).query("metric == 'test_loss'")
-    return {(runs.task[r], runs.attention[r], runs.lr[r], runs.seed[r]): dict(zip(g.step, g.value))
-            for r, g in ev.groupby("run_id")}  # fmt: skip
+    return {
+        (runs.task[r], runs.attention[r], runs.lr[r], runs.seed[r]): dict(zip(g.step, g.value))
+        for r, g in ev.groupby("run_id")
+    }
 
 
 def per_lr(jobs: list) -> list:
@@ -80,8 +82,11 @@ def training_bench(
 
     def plain_loop() -> tuple[float, dict]:
         t0 = time.perf_counter()
-        out = {(j.task.name, j.model.attention, lr, s): train_plain(j.model, j.task, j.train_at(lr), s, device)[1]
-               for j in jobs for lr, s in j.members}  # fmt: skip
+        out = {
+            (j.task.name, j.model.attention, lr, s): train_plain(j.model, j.task, j.train_at(lr), s, device)[1]
+            for j in jobs
+            for lr, s in j.members
+        }
         return time.perf_counter() - t0, {k: dict(evals["test"]) for k, evals in out.items()}
 
     def engine(label: str) -> tuple[float, dict]:  # timed: the sweep; not: reading its losses back
@@ -107,18 +112,39 @@ def training_bench(
         s, peak = secs[label], sum(peaks[label]) / len(peaks[label])
         ratio = [p / x for p, x in zip(plain, s)]
         sec = median(s)
-        rows.append({
-            "kind": "training", "engine": label, "workers": n, "threads": t, "tasks": len(tasks),
-            "attentions": len(attentions), "lrs": len(lrs), "seeds": seeds, "jobs": len(grids.get(label, jobs)),
-            "runs": n_runs, "steps": train.steps, "eval_every": train.eval_every, "rounds": len(s), "seconds": sec,
-            "runs_per_min": 60 * n_runs / sec, "speedup": median(ratio), "speedup_min": min(ratio),
-            "speedup_max": max(ratio),
-            "max_loss_diff": max(abs(got[k][i] - v) for got in losses[label] for k in ref for i, v in ref[k].items()),
-            "gflops": flops / sec / 1e9, "peak_gflops": peak / 1e9, "utilisation": flops / sec / peak,
-        })  # fmt: skip
+        rows.append(
+            {
+                "kind": "training",
+                "engine": label,
+                "workers": n,
+                "threads": t,
+                "tasks": len(tasks),
+                "attentions": len(attentions),
+                "lrs": len(lrs),
+                "seeds": seeds,
+                "jobs": len(grids.get(label, jobs)),
+                "runs": n_runs,
+                "steps": train.steps,
+                "eval_every": train.eval_every,
+                "rounds": len(s),
+                "seconds": sec,
+                "runs_per_min": 60 * n_runs / sec,
+                "speedup": median(ratio),
+                "speedup_min": min(ratio),
+                "speedup_max": max(ratio),
+                "max_loss_diff": max(
+                    abs(got[k][i] - v) for got in losses[label] for k in ref for i, v in ref[k].items()
+                ),
+                "gflops": flops / sec / 1e9,
+                "peak_gflops": peak / 1e9,
+                "utilisation": flops / sec / peak,
+            }
+        )
         row = rows[-1]
-        log(f"training, {label}: {row['runs_per_min']:.1f} runs/min, {row['speedup']:.2f}x the plain loop "
-            f"({row['speedup_min']:.2f}-{row['speedup_max']:.2f} over {len(plain)} rounds)")  # fmt: skip
+        log(
+            f"training, {label}: {row['runs_per_min']:.1f} runs/min, {row['speedup']:.2f}x the plain loop "
+            f"({row['speedup_min']:.2f}-{row['speedup_max']:.2f} over {len(plain)} rounds)"
+        )
     return pd.DataFrame(rows)
 
 
@@ -131,18 +157,33 @@ def add_bench(sub):
     p.add_argument("--skip-precision", action="store_true", help="no fp32 vs bf16 engine comparison")
     p.add_argument("--skip-store", action="store_true", help="no store-at-scale figures (core.benchmarks.store_bench)")
     p.add_argument("--skip-blas", action="store_true", help="no BLAS-threads comparison (core.benchmarks.blas_bench)")
-    p.add_argument("--store-runs", type=bounded_int("store-runs", MAX_STORE_RUNS, least=100), default=None,
-                   help="runs in the synthetic store (default 10000)")
+    p.add_argument(
+        "--store-runs",
+        type=bounded_int("store-runs", MAX_STORE_RUNS, least=100),
+        default=None,
+        help="runs in the synthetic store (default 10000)",
+    )
     p.add_argument("--profile", action="store_true", help="also print where a training step's time goes")
-    p.add_argument("--criterion", action="store_true",
-                   help="also a sweep to the criterion (cap 6400) against the fixed 1600-step cosine sweep, on the "
-                   "bundled associative-recall grid (every parameterization x the 4 lrs x 5 seeds; about an hour on "
-                   "2 cores; --quick: a tiny grid)")  # fmt: skip
+    p.add_argument(
+        "--criterion",
+        action="store_true",
+        help="also a sweep to the criterion (cap 6400) against the fixed 1600-step cosine sweep, on the "
+        "bundled associative-recall grid (every parameterization x the 4 lrs x 5 seeds; about an hour on "
+        "2 cores; --quick: a tiny grid)",
+    )
     p.add_argument("--device", type=device_flag, default=None, help="cpu or cuda (default: cuda when present)")
-    p.add_argument("--workers", type=bounded_int("workers", MAX_WORKERS), default=None,
-                   help="the sweep's worker processes (default: as sweep)")
-    p.add_argument("--training-rounds", type=bounded_int("training-rounds", 100), default=None,
-                   help="paired rounds, plain loop vs sweep (default 3)")
+    p.add_argument(
+        "--workers",
+        type=bounded_int("workers", MAX_WORKERS),
+        default=None,
+        help="the sweep's worker processes (default: as sweep)",
+    )
+    p.add_argument(
+        "--training-rounds",
+        type=bounded_int("training-rounds", 100),
+        default=None,
+        help="paired rounds, plain loop vs sweep (default 3)",
+    )
     p.set_defaults(func=cmd_bench)
 
 
@@ -156,9 +197,14 @@ def cmd_bench(args, parser):
         att = attention_bench(grid, device, rounds)
         st.write_named(args.store, "bench", "attention", att, meta)
         g = att[att.attention != REFERENCE].groupby("attention", sort=False)
-        table = pd.DataFrame({"median": g.ratio.median(), "worst": g.ratio.max(), "flops_vs_standard": g.gflop.sum()
-                              / att[att.attention == "standard"].gflop.sum(), "time_per_flop_vs_standard":
-                              g.ms_per_gflop_vs_standard.median()})  # fmt: skip
+        table = pd.DataFrame(
+            {
+                "median": g.ratio.median(),
+                "worst": g.ratio.max(),
+                "flops_vs_standard": g.gflop.sum() / att[att.attention == "standard"].gflop.sum(),
+                "time_per_flop_vs_standard": g.ms_per_gflop_vs_standard.median(),
+            }
+        )
         print("forward+backward time relative to nn.MultiheadAttention (median and worst over the grid),")
         print("FLOPs relative to standard, and time per FLOP relative to standard (median):")
         print(table.round(2).to_string())
@@ -172,19 +218,34 @@ def cmd_bench(args, parser):
         train_rounds = args.training_rounds or (2 if args.quick else 3)
         tr = training_bench(names, tasks, 2, lrs, train, device, workers, train_rounds)
         st.write_named(args.store, "bench", "training", tr, meta)
-        cols = ["engine", "rounds", "runs_per_min", "speedup", "speedup_min", "speedup_max", "max_loss_diff",
-                "utilisation"]  # fmt: skip
+        cols = [
+            "engine",
+            "rounds",
+            "runs_per_min",
+            "speedup",
+            "speedup_min",
+            "speedup_max",
+            "max_loss_diff",
+            "utilisation",
+        ]
         fmt = {"max_loss_diff": "{:.1e}".format}  # rounding would print float noise as 0
         print(tr[cols].to_string(index=False, formatters=fmt, float_format="{:.3f}".format))
     if not args.skip_precision:
         from .precision import precision_bench
 
         with num_threads(threads_per_worker(workers)):  # one ensemble, as one of the sweep's workers trains it
-            pr = precision_bench(device, steps=5 if args.quick else 10, rounds=2 if args.quick else 3,
-                                 seeds=1 if args.quick else 5, compile=not args.quick)  # fmt: skip
+            pr = precision_bench(
+                device,
+                steps=5 if args.quick else 10,
+                rounds=2 if args.quick else 3,
+                seeds=1 if args.quick else 5,
+                compile=not args.quick,
+            )
         st.write_named(args.store, "bench", "precision", pr, {**meta, **pr[["cpu", "cpu_flags"]].iloc[0].to_dict()})
-        print(f"fp32 vs bf16 on {pr.cpu.iloc[0]} (flags: {pr.cpu_flags.iloc[0]}); matmul peak fp32 "
-              f"{pr.peak_gflops.iloc[0]:.0f}, bf16 {pr.peak_gflops.iloc[1]:.0f} GFLOP/s:")
+        print(
+            f"fp32 vs bf16 on {pr.cpu.iloc[0]} (flags: {pr.cpu_flags.iloc[0]}); matmul peak fp32 "
+            f"{pr.peak_gflops.iloc[0]:.0f}, bf16 {pr.peak_gflops.iloc[1]:.0f} GFLOP/s:"
+        )
         cols = ["engine", "runs_per_min", "speedup_vs_fp32", "speedup_min", "speedup_max", "utilisation"]
         print(pr[cols].to_string(index=False, float_format="{:.3f}".format))
     if not args.skip_store:
@@ -200,15 +261,20 @@ def cmd_bench(args, parser):
 
         bb = blas_bench(rounds=1 if args.quick else 5, shapes=SHAPES[-1:] if args.quick else SHAPES, log=lambda _: 0)
         st.write_named(args.store, "bench", "blas", bb, meta)
-        print("numpy's SVD of (H, D, D) batches, its BLAS at its default threads and at one (ms; one process, then "
-              "one per core at once):")
+        print(
+            "numpy's SVD of (H, D, D) batches, its BLAS at its default threads and at one (ms; one process, then "
+            "one per core at once):"
+        )
         print(bb.drop(columns="kind").to_string(index=False, float_format="{:.2f}".format))
     if args.criterion:
         from ..attention import NAMES
         from .criterion_bench import criterion_bench
 
-        grid = (["standard", "identity"], "reverse", 2, LR_GRID[2:], 60, 200, 10) if args.quick else (
-            list(NAMES), "associative_recall", 5, LR_GRID, 1600, 6400, 50)  # fmt: skip
+        grid = (
+            (["standard", "identity"], "reverse", 2, LR_GRID[2:], 60, 200, 10)
+            if args.quick
+            else (list(NAMES), "associative_recall", 5, LR_GRID, 1600, 6400, 50)
+        )
         cb = criterion_bench(*grid, device, workers)
         st.write_named(args.store, "bench", "criterion", cb, meta)
         print("the criterion protocol against the fixed budget on one grid (member-steps from each run's own steps):")

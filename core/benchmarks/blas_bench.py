@@ -65,11 +65,20 @@ def blas_bench(rounds: int = 3, shapes=SHAPES, log=print) -> pd.DataFrame:
     rows = []
     for shape in shapes:
         for n in sorted({1, cores}):
-            ms = {label: median(_at_once(_svd_ms, n, shape, threads, rounds))
-                  for label, threads in (("default", default), ("one", 1))}  # fmt: skip
+            ms = {
+                label: median(_at_once(_svd_ms, n, shape, threads, rounds))
+                for label, threads in (("default", default), ("one", 1))
+            }
             for label in ms:
-                rows.append({"kind": "blas", "shape": "x".join(map(str, shape)), "processes": n,
-                             "blas_threads": default if label == "default" else 1, "ms_per_svd": ms[label],
-                             "vs_one_thread": ms[label] / ms["one"]})  # fmt: skip
+                rows.append(
+                    {
+                        "kind": "blas",
+                        "shape": "x".join(map(str, shape)),
+                        "processes": n,
+                        "blas_threads": default if label == "default" else 1,
+                        "ms_per_svd": ms[label],
+                        "vs_one_thread": ms[label] / ms["one"],
+                    }
+                )
             log(f"blas, {shape}, {n} at once: {ms['default']:.1f} ms at {default} threads, {ms['one']:.1f} at one")
     return pd.DataFrame(rows)

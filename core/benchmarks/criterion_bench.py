@@ -24,6 +24,7 @@ def _one(label: str, jobs, device, workers: int, utilisation: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp)
         missing = {}
+
         def run():
             return sweep.run(store, jobs, device, workers=workers, on_job=lambda j, n: missing.update({j: n}))
 
@@ -36,15 +37,35 @@ def _one(label: str, jobs, device, workers: int, utilisation: bool) -> dict:
         runs = st.load_runs(store)
     stopped_early = (runs.steps_done < runs.steps).mean()
     step_utilisation = float(report.step_utilisation.iloc[0]) if report is not None else float("nan")
-    return {"kind": "criterion", "protocol": label, "runs": counts["trained"], "steps": int(runs.steps.max()),
-            "member_steps": int(runs.steps_done.sum()), "seconds": seconds, "stopped_early": float(stopped_early),
-            "solved": int((runs.stop == "solved").sum()), "pruned": int((runs.stop == "pruned").sum()),
-            "step_utilisation": step_utilisation}  # fmt: skip
+    return {
+        "kind": "criterion",
+        "protocol": label,
+        "runs": counts["trained"],
+        "steps": int(runs.steps.max()),
+        "member_steps": int(runs.steps_done.sum()),
+        "seconds": seconds,
+        "stopped_early": float(stopped_early),
+        "solved": int((runs.stop == "solved").sum()),
+        "pruned": int((runs.stop == "pruned").sum()),
+        "step_utilisation": step_utilisation,
+    }
 
 
-def criterion_bench(attentions, task: str, seeds: int, lrs, steps_fixed: int, cap: int, eval_every: int, device,
-                    workers: int, log=print, utilisation: bool = True, model=None,
-                    task_size=None) -> pd.DataFrame:  # fmt: skip
+def criterion_bench(
+    attentions,
+    task: str,
+    seeds: int,
+    lrs,
+    steps_fixed: int,
+    cap: int,
+    eval_every: int,
+    device,
+    workers: int,
+    log=print,
+    utilisation: bool = True,
+    model=None,
+    task_size=None,
+) -> pd.DataFrame:
     """The two protocols on one grid; the criterion row carries its ratios to the fixed one."""
     fixed = TrainConfig(steps=steps_fixed, eval_every=eval_every)
     crit = TrainConfig(steps=cap, eval_every=eval_every, schedule="constant", until="solved")

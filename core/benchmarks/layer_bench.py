@@ -117,11 +117,22 @@ def attention_bench(grid: dict, device, rounds: int = 15, min_time: float = 0.03
                 ref = torch.tensor(secs[REFERENCE])
                 for n, m in mods.items():
                     paired = torch.tensor(secs[n]) / ref  # (rounds,)
-                    rows.append({"kind": "attention", "attention": n, "d_model": D, "seq_len": T, "n_heads": H,
-                                 "batch": x.shape[0], "ms": 1e3 * float(torch.tensor(secs[n]).quantile(0.5)),
-                                 "ratio": float(paired.quantile(0.5)), "ratio_q25": float(paired.quantile(0.25)),
-                                 "ratio_q75": float(paired.quantile(0.75)), "gflop": layer_flops(m, x) / 1e9,
-                                 "peak_mb": memory_mb(m, x)})  # fmt: skip
+                    rows.append(
+                        {
+                            "kind": "attention",
+                            "attention": n,
+                            "d_model": D,
+                            "seq_len": T,
+                            "n_heads": H,
+                            "batch": x.shape[0],
+                            "ms": 1e3 * float(torch.tensor(secs[n]).quantile(0.5)),
+                            "ratio": float(paired.quantile(0.5)),
+                            "ratio_q25": float(paired.quantile(0.25)),
+                            "ratio_q75": float(paired.quantile(0.75)),
+                            "gflop": layer_flops(m, x) / 1e9,
+                            "peak_mb": memory_mb(m, x),
+                        }
+                    )
                 ratio = next(r["ratio"] for r in rows[-len(mods) :] if r["attention"] == "standard")
                 log(f"attention D={D} T={T} H={H}: standard {ratio:.2f}x {REFERENCE}")
     df = pd.DataFrame(rows)

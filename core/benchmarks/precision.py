@@ -52,11 +52,26 @@ def precision_bench(
     for label, (precision, compiled) in engines.items():
         ratio = [f / s for f, s in zip(secs["fp32"], secs[label])]
         sec = median(secs[label])
-        rows.append({
-            "kind": "precision", "engine": label, "precision": precision, "compile": compiled, "members": len(members),
-            "steps": steps, "rounds": rounds, "threads": torch.get_num_threads(), "seconds": sec,
-            "runs_per_min": 60 * len(members) / sec, "speedup_vs_fp32": median(ratio), "speedup_min": min(ratio),
-            "speedup_max": max(ratio), "gflops": flops / sec / 1e9, "peak_gflops": peaks[precision] / 1e9,
-            "utilisation": flops / sec / peaks[precision], "bf16_native": bf16_matmul_native(device), **cpu_record(),
-        })  # fmt: skip
+        rows.append(
+            {
+                "kind": "precision",
+                "engine": label,
+                "precision": precision,
+                "compile": compiled,
+                "members": len(members),
+                "steps": steps,
+                "rounds": rounds,
+                "threads": torch.get_num_threads(),
+                "seconds": sec,
+                "runs_per_min": 60 * len(members) / sec,
+                "speedup_vs_fp32": median(ratio),
+                "speedup_min": min(ratio),
+                "speedup_max": max(ratio),
+                "gflops": flops / sec / 1e9,
+                "peak_gflops": peaks[precision] / 1e9,
+                "utilisation": flops / sec / peaks[precision],
+                "bf16_native": bf16_matmul_native(device),
+                **cpu_record(),
+            }
+        )
     return pd.DataFrame(rows)

@@ -110,8 +110,9 @@ def compile_check(device, steps: int = 60, task: str = "associative_recall", n_s
         for compiled in (False, True):
             stamps: list[float] = []
             t0 = time.perf_counter()
-            results = train_ensemble(cfg, TaskConfig(task), train, seeds, device, _stamp(stamps), lrs=lrs,
-                                     compile=compiled)  # fmt: skip
+            results = train_ensemble(
+                cfg, TaskConfig(task), train, seeds, device, _stamp(stamps), lrs=lrs, compile=compiled
+            )
             gaps = [b - a for a, b in zip(stamps[20:], stamps[21:])]
             out.append((stamps[0] - t0, 1000 * statistics.median(gaps)))
             losses.append([r.final["test_loss"] for r in results])

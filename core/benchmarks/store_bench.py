@@ -59,12 +59,34 @@ def build(store: Path, n_runs: int, seed: int = 0) -> None:
     for model, task, train, s in _configs(n_runs):
         rid = run_id(model, task, train, s)
         acc = float(rng.random())
-        final = {"val_loss": 1 - acc, "val_acc": acc, "test_loss": 1 - acc, "test_acc": acc, "train_loss": 1 - acc,
-                 "val_loss_drop": 0.0, "val_acc_gain": 0.0}  # fmt: skip
-        meta = {"format": st.FORMAT, "run_id": rid, "seed": s, "model": model.to_dict(), "task": task.to_dict(),
-                "train": train.to_dict(), "status": "ok", "final": final, "params": count_model_params(model),
-                "train_seconds": 60.0, "step_seconds": 50.0, "steps_done": train.steps, "tokens_per_s": 1e5,
-                "n_ensemble": 20, "threads": 1, "command": prov["command"], "provenance": prov}  # fmt: skip
+        final = {
+            "val_loss": 1 - acc,
+            "val_acc": acc,
+            "test_loss": 1 - acc,
+            "test_acc": acc,
+            "train_loss": 1 - acc,
+            "val_loss_drop": 0.0,
+            "val_acc_gain": 0.0,
+        }
+        meta = {
+            "format": st.FORMAT,
+            "run_id": rid,
+            "seed": s,
+            "model": model.to_dict(),
+            "task": task.to_dict(),
+            "train": train.to_dict(),
+            "status": "ok",
+            "final": final,
+            "params": count_model_params(model),
+            "train_seconds": 60.0,
+            "step_seconds": 50.0,
+            "steps_done": train.steps,
+            "tokens_per_s": 1e5,
+            "n_ensemble": 20,
+            "threads": 1,
+            "command": prov["command"],
+            "provenance": prov,
+        }
         metrics = _metrics(rng).assign(run_id=rid)[["run_id", "step", "metric", "value"]]
         st.write_run_table(st.run_path(store, rid), metrics, meta)
 
@@ -129,10 +151,13 @@ def store_bench(n_runs: int = 10_000, rounds: int = 5) -> pd.DataFrame:
         rows = [
             ("load_runs (whole store, no index: every file's metadata)", unindexed, 2.0),
             ("load_runs (whole store)", _timed(lambda: st.load_runs(store), rounds), 1.0),
-            ("load_metrics (100 runs, 4 metrics)",
-             _timed(lambda: st.load_metrics(store, picked, SELECTION_METRICS), rounds), 0.5),
+            (
+                "load_metrics (100 runs, 4 metrics)",
+                _timed(lambda: st.load_metrics(store, picked, SELECTION_METRICS), rounds),
+                0.5,
+            ),
             ("app: first page, the whole Overview (warm process, empty caches)", first_page_seconds(root, "big"), 3.0),
-        ]  # fmt: skip
+        ]
     df = pd.DataFrame(rows, columns=["what", "seconds", "target_seconds"]).assign(runs=n_runs, build_seconds=build_s)
     return df.assign(kind="store", met=(df.seconds <= df.target_seconds).where(df.target_seconds.notna()))
 

@@ -16,5 +16,13 @@ TASK_DESCRIPTIONS = {name: s.description for name, s in TASK_SPECS.items()}
 TASK_LENGTHS = {name: s.length for name, s in TASK_SPECS.items()}  # each task's default size
 DEFAULT_STEPS = TrainConfig().steps
 
-__all__ = ["ATTENTION_NAMES", "DEFAULT_STEPS", "FORMULAS", "LR_GRID", "PRECISIONS", "TASK_DESCRIPTIONS", "TASK_LENGTHS",
-           "TASK_NAMES"]
+__all__ = [
+    "ATTENTION_NAMES",
+    "DEFAULT_STEPS",
+    "FORMULAS",
+    "LR_GRID",
+    "PRECISIONS",
+    "TASK_DESCRIPTIONS",
+    "TASK_LENGTHS",
+    "TASK_NAMES",
+]

@@ -21,11 +21,15 @@ HEIGHT = 450  # plotly's default, for a figure that sets none
 
 # Transparent backgrounds and grey grid lines read on the light and the dark theme; the font's colour is the
 # page's, read in the browser.
-_TEMPLATE = {"layout": {
-    "paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)", "font": {"family": "Source Sans, sans-serif"},
-    "xaxis": {"gridcolor": "rgba(128,128,128,0.25)", "zerolinecolor": "rgba(128,128,128,0.5)"},
-    "yaxis": {"gridcolor": "rgba(128,128,128,0.25)", "zerolinecolor": "rgba(128,128,128,0.5)"},
-}}  # fmt: skip
+_TEMPLATE = {
+    "layout": {
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "font": {"family": "Source Sans, sans-serif"},
+        "xaxis": {"gridcolor": "rgba(128,128,128,0.25)", "zerolinecolor": "rgba(128,128,128,0.5)"},
+        "yaxis": {"gridcolor": "rgba(128,128,128,0.25)", "zerolinecolor": "rgba(128,128,128,0.5)"},
+    }
+}
 
 # window.__plotly: one promise of the library per tab (Streamlit switches pages without a page load). Its URL is
 # resolved against the app's own index script (<base>/static/js/), so a base URL path (Community Cloud) is kept.
@@ -94,8 +98,9 @@ def draw(fig, name: str, config: dict) -> None:
     layout.pop("width", None)
     body = pio.json.to_json_plotly({"data": spec["data"], "layout": layout, "config": config})
     chart_id = f"chart-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}-{zlib.crc32(body.encode()):08x}"
-    html = _DRAW.format(id=chart_id, height=int(layout.get("height") or HEIGHT), spec=_escape(body), load=_LOAD,
-                        bundle=BUNDLE)  # fmt: skip
+    html = _DRAW.format(
+        id=chart_id, height=int(layout.get("height") or HEIGHT), spec=_escape(body), load=_LOAD, bundle=BUNDLE
+    )
     st.html(html, unsafe_allow_javascript=True)
 
 

@@ -44,8 +44,14 @@ def plan(attentions, tasks, seeds: int, train: dict, model: dict, lrs=None) -> d
     (core.experiments.sweep.plan): a bad field is a one-line ValueError from start()."""
     if not attentions or not tasks:
         raise ValueError("attention, task: pick at least one of each")
-    return {"attentions": list(attentions), "tasks": list(tasks), "seeds": seeds, "train": dict(train),
-            "model": dict(model), "lrs": list(lrs) if lrs else None}  # fmt: skip
+    return {
+        "attentions": list(attentions),
+        "tasks": list(tasks),
+        "seeds": seeds,
+        "train": dict(train),
+        "model": dict(model),
+        "lrs": list(lrs) if lrs else None,
+    }
 
 
 class SweepJob:
@@ -142,8 +148,13 @@ class SweepJob:
 def describe_members(job: "SweepJob") -> str:
     """' · 3 training · 2 solved · 1 censored · about 40 s left', from what the sweep has said so far."""
     m = job.members
-    names = {"training": "training", "solved": "solved", "cap": "censored at the cap", "pruned": "lr dropped",
-             "diverged": "diverged"}  # fmt: skip
+    names = {
+        "training": "training",
+        "solved": "solved",
+        "cap": "censored at the cap",
+        "pruned": "lr dropped",
+        "diverged": "diverged",
+    }
     parts = [f"{m[k]} {label}" for k, label in names.items() if m.get(k)]
     eta = job.eta_seconds
     if eta is not None:
@@ -193,12 +204,16 @@ def start(store, request: dict, owner: str, name: str = "") -> SweepJob:
             cost = job.planned()
             wait = wait_seconds(cost)
             if wait == float("inf"):
-                raise RuntimeError(f"this sweep ({cost:,.0f} GFLOP) is larger than the server's budget of "
-                                   f"{budget():,} GFLOP per hour ({BUDGET_ENV}): fewer steps, seeds, lrs or "
-                                   "a smaller model")  # fmt: skip
+                raise RuntimeError(
+                    f"this sweep ({cost:,.0f} GFLOP) is larger than the server's budget of "
+                    f"{budget():,} GFLOP per hour ({BUDGET_ENV}): fewer steps, seeds, lrs or "
+                    "a smaller model"
+                )
             if wait > 0:
-                raise RuntimeError(f"the server's training budget ({budget():,} GFLOP per hour) is used "
-                                   f"up: try again in {max(1, round(wait / 60))} min")  # fmt: skip
+                raise RuntimeError(
+                    f"the server's training budget ({budget():,} GFLOP per hour) is used "
+                    f"up: try again in {max(1, round(wait / 60))} min"
+                )
             if _owners.get(str(store), owner) != owner or (str(store) not in _owners and _has_files(store)):
                 raise ValueError(f"store name: {name!r} is taken; pick another name")  # another visitor's, or older
             try:  # only once the start is allowed: a refused one leaves no empty store

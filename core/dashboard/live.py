@@ -57,8 +57,10 @@ def _asked(what: str, read=None, **kw) -> Future:
         return answer
 
 
-PENDING = ("Counting each parameterization's built modules and checking the folds in a fresh process (it loads "
-           "torch, about 2 s on a small machine): these sections fill in when it answers.")
+PENDING = (
+    "Counting each parameterization's built modules and checking the folds in a fresh process (it loads "
+    "torch, about 2 s on a small machine): these sections fill in when it answers."
+)
 
 
 def answered(future: Future, within: float) -> bool:

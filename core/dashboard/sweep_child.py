@@ -31,8 +31,9 @@ def plan(request: dict):
     from ..training.config import TrainConfig
 
     train = TrainConfig(**request["train"])
-    return sweep.plan(request["attentions"], request["tasks"], request["seeds"], train, request["model"],
-                      request.get("lrs"))  # fmt: skip
+    return sweep.plan(
+        request["attentions"], request["tasks"], request["seeds"], train, request["model"], request.get("lrs")
+    )
 
 
 def member_steps(jobs) -> int:
@@ -54,8 +55,11 @@ class _Progress:
     def on_job(self, job, n_missing):
         self.done += (len(job.members) - n_missing) * job.train.steps  # stored already, or another sweep's
         self.members["training"] += n_missing
-        _say(label=f"{job.task.name} / {job.model.attention} ({n_missing} members to train)", done=self.done,
-             members=self.members)  # fmt: skip
+        _say(
+            label=f"{job.task.name} / {job.model.attention} ({n_missing} members to train)",
+            done=self.done,
+            members=self.members,
+        )
 
     def on_step(self, n):
         self.done += n
@@ -87,12 +91,20 @@ def main(store: str, request: dict) -> int:
     stop, parent = [], os.getppid()
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     progress = _Progress()
+
     def should_stop() -> bool:
         return bool(stop) or os.getppid() != parent  # cancelled, or the server is gone
 
     try:
-        counts = sweep.run(store, jobs, command="streamlit Train page", on_job=progress.on_job,
-                           on_step=progress.on_step, should_stop=should_stop, on_stop=progress.on_stop)  # fmt: skip
+        counts = sweep.run(
+            store,
+            jobs,
+            command="streamlit Train page",
+            on_job=progress.on_job,
+            on_step=progress.on_step,
+            should_stop=should_stop,
+            on_stop=progress.on_stop,
+        )
     except Exception as err:  # noqa: BLE001 - shown on the page as one line; every finished run is stored
         _say(error=sweep._one_line(err))
         return 1

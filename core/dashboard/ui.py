@@ -190,15 +190,19 @@ def with_weights(runs: pd.DataFrame) -> pd.DataFrame:
     missing = [rid for rid, why in problems.items() if why == "missing"]
     broken = {rid: why for rid, why in problems.items() if why != "missing"}
     if missing:
-        st.caption(f"{len(missing)} of {len(runs)} selected runs keep no weights and are left out: "
-                   "`python -m core prune` keeps them only for each cell's best-lr runs at its task's longest "
-                   "training (`--max-seeds N`: their lowest N seeds).")  # fmt: skip
+        st.caption(
+            f"{len(missing)} of {len(runs)} selected runs keep no weights and are left out: "
+            "`python -m core prune` keeps them only for each cell's best-lr runs at its task's longest "
+            "training (`--max-seeds N`: their lowest N seeds)."
+        )
         with st.expander(f"The {len(missing)} runs without weights"):
             st.text("\n".join(f"weights/{rid}.safetensors" for rid in missing))
     if broken:
         names = "; ".join(f"weights/{rid}.safetensors ({why})" for rid, why in list(broken.items())[:5])
-        st.warning(f"Skipping {len(broken)} run(s) whose weights file cannot be used: {names}"
-                   + (" …" if len(broken) > 5 else ""))  # fmt: skip
+        st.warning(
+            f"Skipping {len(broken)} run(s) whose weights file cannot be used: {names}"
+            + (" …" if len(broken) > 5 else "")
+        )
     return runs[~runs.run_id.isin(list(problems))]
 
 
@@ -206,16 +210,19 @@ def one_lr(runs: pd.DataFrame) -> pd.DataFrame:
     """Pages that draw one line or bar per parameterization show one lr per cell: under `all`, the best."""
     if runs.empty or runs.groupby(["task", "attention"]).lr.nunique().max() <= 1:
         return runs
-    st.info("This page shows one learning rate per parameterization: each at its best (chosen on validation). "
-            "Every lr is on the **Learning rate** page.")  # fmt: skip
+    st.info(
+        "This page shows one learning rate per parameterization: each at its best (chosen on validation). "
+        "Every lr is on the **Learning rate** page."
+    )
     return findings.at_best_lr(runs)
 
 
 # ---- output helpers ----------------------------------------------------------------------------
 def download(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
     """A CSV of exactly the data shown, written when the button is clicked (not on every draw of the page)."""
-    st.download_button(label, csv_of(df), file_name=f"{name}.csv", mime="text/csv", key=f"csv-{name}",
-                       on_click="ignore")  # fmt: skip
+    st.download_button(
+        label, csv_of(df), file_name=f"{name}.csv", mime="text/csv", key=f"csv-{name}", on_click="ignore"
+    )
 
 
 def csv_of(df: pd.DataFrame):
@@ -286,5 +293,7 @@ def unreadable_as_caption():
             if err.filename and inside(Path(err.filename), top):
                 name = str(Path(err.filename).resolve().relative_to(top.resolve()))
                 break
-        st.warning(f"This store cannot be read here ({err.strerror or type(err).__name__}"
-                   f"{': ' + name if name else ''}); the page stops at that point.")  # fmt: skip
+        st.warning(
+            f"This store cannot be read here ({err.strerror or type(err).__name__}"
+            f"{': ' + name if name else ''}); the page stops at that point."
+        )

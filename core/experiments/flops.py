@@ -61,8 +61,7 @@ def job_flops(job) -> tuple[int, int]:
         model(x)
     held_out = 2 * task.cfg.eval_size  # validation and test
     n_evals = 1 + sum(s % train.eval_every == 0 or s == train.steps for s in range(1, train.steps + 1))
-    return (step.get_total_flops() * train.batch_size * train.steps,
-            evaluation.get_total_flops() * held_out * n_evals)  # fmt: skip
+    return (step.get_total_flops() * train.batch_size * train.steps, evaluation.get_total_flops() * held_out * n_evals)
 
 
 def run_flops(job) -> int:
@@ -95,11 +94,20 @@ def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple
     parts = {job: job_flops(job) for job in trained}  # (steps, evaluations) of one run, had it run every step
     done = _steps_done(runs(), trained) if runs is not None else dict.fromkeys(trained, 1.0)
     flop = sum((parts[job][0] * done[job] + parts[job][1]) * n for job, n in trained.items())
-    row = {"kind": "sweep", "precision": precision, "jobs": len(trained), "runs": counts["trained"],
-           "steps": next(iter(trained)).train.steps,
-           "threads": threads, "seconds": seconds, "runs_per_min": 60 * counts["trained"] / seconds,
-           "gflop": flop / 1e9, "gflops": flop / seconds / 1e9, "peak_gflops": peak / 1e9,
-           "utilisation": flop / seconds / peak}  # fmt: skip
+    row = {
+        "kind": "sweep",
+        "precision": precision,
+        "jobs": len(trained),
+        "runs": counts["trained"],
+        "steps": next(iter(trained)).train.steps,
+        "threads": threads,
+        "seconds": seconds,
+        "runs_per_min": 60 * counts["trained"] / seconds,
+        "gflop": flop / 1e9,
+        "gflops": flop / seconds / 1e9,
+        "peak_gflops": peak / 1e9,
+        "utilisation": flop / seconds / peak,
+    }
     if runs is not None:
         step_flop = {job: parts[job][0] * done[job] * n for job, n in trained.items()}
         row["step_utilisation"] = _step_utilisation(runs(), step_flop, peak / threads)

@@ -86,8 +86,18 @@ def _checkpointer(store, job: Job, start: int):
     return Checkpointer(scratch.checkpoint_path(store, stable_hash([sorted(job.run_ids().values()), start])))
 
 
-def train_members(job: Job, missing: list[Member], device=None, on_step=None, should_stop=None, *, store=None,
-                  resume=None, settled=(), on_stop=None):
+def train_members(
+    job: Job,
+    missing: list[Member],
+    device=None,
+    on_step=None,
+    should_stop=None,
+    *,
+    store=None,
+    resume=None,
+    settled=(),
+    on_stop=None,
+):
     """Train the missing members of one job as one ensemble; their RunResults, or None if stopped.
     With a store, the training checkpoints to its scratch folder (_checkpointer; train_job clears it once the
     runs are stored), and a checkpoint left there by a killed sweep is gone on from, with every member it
@@ -105,8 +115,20 @@ def train_members(job: Job, missing: list[Member], device=None, on_step=None, sh
             members = list(missing)
     resume = resume and [resume[missing.index(m)] for m in members]
     lrs, seeds = [lr for lr, _ in members], [s for _, s in members]
-    results = train_ensemble(job.model, job.task, job.train, seeds, device, on_step, should_stop, lrs=lrs,
-                             resume=resume, checkpoint=saver, settled=settled, on_stop=on_stop)  # fmt: skip
+    results = train_ensemble(
+        job.model,
+        job.task,
+        job.train,
+        seeds,
+        device,
+        on_step,
+        should_stop,
+        lrs=lrs,
+        resume=resume,
+        checkpoint=saver,
+        settled=settled,
+        on_stop=on_stop,
+    )
     want = set(missing)
     return None if results is None else [r for r in results if (r.lr, r.seed) in want]
 
@@ -129,8 +151,9 @@ def store_results(store, job: Job, results, command=None) -> dict:
     return counts
 
 
-def train_job(store, job: Job, missing: list[Member], device=None, command=None, on_step=None, should_stop=None,
-              on_stop=None):
+def train_job(
+    store, job: Job, missing: list[Member], device=None, command=None, on_step=None, should_stop=None, on_stop=None
+):
     """Train the missing members of one job and store each run; None if stopped.
 
     Under until="solved", a member whose shorter-capped run is recorded in the scratch folder is not trained
@@ -149,8 +172,9 @@ def train_job(store, job: Job, missing: list[Member], device=None, command=None,
     for start, members in sorted(by_start.items(), reverse=True):  # go on from saved states first: cheaper
         resume = [prior[m]["result"].resume for m in members] if start else None
         settled = _settled(store, job, members) if criterion else ()
-        results = train_members(job, members, device, on_step, should_stop, store=store, resume=resume,
-                                settled=settled, on_stop=on_stop)  # fmt: skip
+        results = train_members(
+            job, members, device, on_step, should_stop, store=store, resume=resume, settled=settled, on_stop=on_stop
+        )
         if results is None:
             return None
         done = store_results(store, job, results, command)

@@ -26,7 +26,12 @@ class SweepError(RuntimeError):
 
 
 def plan(
-    attentions, tasks, n_seeds: int, train: TrainConfig, model_overrides: dict | None = None, lrs=None,
+    attentions,
+    tasks,
+    n_seeds: int,
+    train: TrainConfig,
+    model_overrides: dict | None = None,
+    lrs=None,
     task_overrides: dict | None = None,
 ) -> list[Job]:
     """Validate everything up front (one-line ValueError) so nothing is written for a bad sweep.

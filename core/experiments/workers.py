@@ -78,8 +78,15 @@ def _train(store, index, job, missing, device, command) -> dict:
     from .run_job import train_job
 
     _progress.put(("start", index))
-    return train_job(store, job, missing, device, command, on_step=_progress.put,
-                     on_stop=lambda why, left: _progress.put(("stop", why, left)))
+    return train_job(
+        store,
+        job,
+        missing,
+        device,
+        command,
+        on_step=_progress.put,
+        on_stop=lambda why, left: _progress.put(("stop", why, left)),
+    )
 
 
 def _label(job) -> str:

@@ -49,12 +49,22 @@ def runs_table(store) -> pd.DataFrame:
         configs = {"model": meta["model"], "task": meta["task"], "train": meta["train"]}
         m, task, lr = meta["model"], meta["task"]["name"], meta["train"]["lr"]
         label = f"{task}-{m['attention']}-D{m['d_model']}-H{m['n_heads']}-r{m['d_head']}-lr{lr:g}"
-        rows.append({
-            "run_id": rid, "cell": stable_hash(configs), "cell_label": label, "seed": meta["seed"],
-            "status": meta["status"], **_flat("model", meta["model"]), **_flat("task", meta["task"]),
-            **_flat("train", meta["train"]), **_flat("final", meta["final"]), **_flat("params", meta.get("params", {})),
-            "date": meta["provenance"]["date"], "command": meta["provenance"]["command"],
-        })  # fmt: skip
+        rows.append(
+            {
+                "run_id": rid,
+                "cell": stable_hash(configs),
+                "cell_label": label,
+                "seed": meta["seed"],
+                "status": meta["status"],
+                **_flat("model", meta["model"]),
+                **_flat("task", meta["task"]),
+                **_flat("train", meta["train"]),
+                **_flat("final", meta["final"]),
+                **_flat("params", meta.get("params", {})),
+                "date": meta["provenance"]["date"],
+                "command": meta["provenance"]["command"],
+            }
+        )
     table = pd.DataFrame(rows)
     table.attrs["skipped"] = skipped
     return table
@@ -114,15 +124,25 @@ def _mlflow(runs, metrics, out: Path) -> str:
     experiment = found.experiment_id if found else client.create_experiment(name)
     curves = dict(_curves(metrics))
     for row in runs.to_dict("records"):  # not itertuples: it renames the dotted columns
-        run = client.create_run(experiment, run_name=f"{row['cell_label']}-seed{row['seed']}",
-                                tags={"cell": row["cell"], "run_id": row["run_id"]})  # fmt: skip
-        params = [Param(k.replace(".", "/"), json.dumps(v) if not isinstance(v, str) else v) for k, v in row.items()
-                  if k.startswith(("model.", "task.", "train.")) and v is not None and v == v]  # fmt: skip
+        run = client.create_run(
+            experiment,
+            run_name=f"{row['cell_label']}-seed{row['seed']}",
+            tags={"cell": row["cell"], "run_id": row["run_id"]},
+        )
+        params = [
+            Param(k.replace(".", "/"), json.dumps(v) if not isinstance(v, str) else v)
+            for k, v in row.items()
+            if k.startswith(("model.", "task.", "train.")) and v is not None and v == v
+        ]
         g = curves.get(row["run_id"], pd.DataFrame(columns=["step", "metric", "value"]))
         points = [Metric(m, float(v), 0, int(s)) for s, m, v in zip(g.step, g.metric, g.value)]
         for i in range(0, max(len(points), 1), 1000):  # MLflow takes at most 1000 metrics per batch
-            client.log_batch(run.info.run_id, metrics=points[i : i + 1000], params=params if i == 0 else [],
-                             tags=[RunTag("seed", str(row["seed"]))] if i == 0 else [])  # fmt: skip
+            client.log_batch(
+                run.info.run_id,
+                metrics=points[i : i + 1000],
+                params=params if i == 0 else [],
+                tags=[RunTag("seed", str(row["seed"]))] if i == 0 else [],
+            )
         client.set_terminated(run.info.run_id)
     return f"wrote {len(runs)} MLflow runs to the file store {out} (experiment {name!r}; tag `cell` groups seeds)"
 
@@ -132,9 +152,16 @@ def _wandb(runs, metrics, out: Path) -> str:
     curves = dict(_curves(metrics))
     for row in runs.to_dict("records"):
         config = {k: v for k, v in row.items() if k.startswith(("model.", "task.", "train.", "params."))}
-        run = wandb.init(mode="offline", dir=str(out), project="attention-lab", group=row["cell_label"],
-                         job_type=row["task.name"], name=f"{row['cell_label']}-seed{row['seed']}", config=config,
-                         reinit=True)  # fmt: skip
+        run = wandb.init(
+            mode="offline",
+            dir=str(out),
+            project="attention-lab",
+            group=row["cell_label"],
+            job_type=row["task.name"],
+            name=f"{row['cell_label']}-seed{row['seed']}",
+            config=config,
+            reinit=True,
+        )
         g = curves.get(row["run_id"])
         if g is not None:
             for step, frame in g.groupby("step"):

@@ -16,8 +16,11 @@ def load_model(store, run_id: str) -> tuple[Transformer, dict]:
     if not path.is_file():
         raise ValueError(f"run_id: {run_id!r} keeps no model (no models/{path.name}; prune drops them)")
     meta = read_run_meta(run_path(store, run_id))
-    configs = {"model": ModelConfig.from_dict(meta["model"]), "task": TaskConfig.from_dict(meta["task"]),
-               "train": TrainConfig.from_dict(meta["train"])}  # fmt: skip
+    configs = {
+        "model": ModelConfig.from_dict(meta["model"]),
+        "task": TaskConfig.from_dict(meta["task"]),
+        "train": TrainConfig.from_dict(meta["train"]),
+    }
     model = Transformer(configs["model"])
     model.load_state_dict(load_file(str(path)))
     return model.eval().to(torch.device("cpu")), configs

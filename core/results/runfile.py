@@ -96,8 +96,15 @@ def write_run_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
     text = json.dumps(meta, separators=(",", ":"))
 
     def write(tmp):
-        with pq.ParquetWriter(tmp, table.schema, compression="zstd", compression_level=19, store_schema=False,
-                              write_statistics=False, use_dictionary=["run_id", "metric"]) as writer:  # fmt: skip
+        with pq.ParquetWriter(
+            tmp,
+            table.schema,
+            compression="zstd",
+            compression_level=19,
+            store_schema=False,
+            write_statistics=False,
+            use_dictionary=["run_id", "metric"],
+        ) as writer:
             writer.write_table(table)
             writer.add_key_value_metadata({META_KEY: text})
 

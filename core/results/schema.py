@@ -14,54 +14,155 @@ import pyarrow as pa
 NUMBER, INTEGER, TEXT, FLAG = "number", "integer", "text", "flag"
 
 _RUN_META = {
-    ("run_id",): TEXT, ("seed",): INTEGER, ("status",): TEXT, ("train_seconds",): NUMBER,
-    ("steps_done",): INTEGER, ("n_ensemble",): INTEGER, ("tokens_per_s",): NUMBER,
-    ("model", "attention"): TEXT, ("model", "n_layers"): INTEGER, ("model", "d_model"): INTEGER,
-    ("model", "n_heads"): INTEGER, ("model", "d_head"): INTEGER, ("model", "n_kv_heads"): INTEGER,
-    ("model", "vocab_size"): INTEGER, ("model", "max_len"): INTEGER, ("model", "mlp"): FLAG,
-    ("task", "name"): TEXT, ("task", "n_symbols"): INTEGER, ("task", "length"): INTEGER,
-    ("train", "steps"): INTEGER, ("train", "batch_size"): INTEGER, ("train", "lr"): NUMBER,
-    ("provenance", "date"): TEXT, ("provenance", "command"): TEXT,
-}  # fmt: skip
+    ("run_id",): TEXT,
+    ("seed",): INTEGER,
+    ("status",): TEXT,
+    ("train_seconds",): NUMBER,
+    ("steps_done",): INTEGER,
+    ("n_ensemble",): INTEGER,
+    ("tokens_per_s",): NUMBER,
+    ("model", "attention"): TEXT,
+    ("model", "n_layers"): INTEGER,
+    ("model", "d_model"): INTEGER,
+    ("model", "n_heads"): INTEGER,
+    ("model", "d_head"): INTEGER,
+    ("model", "n_kv_heads"): INTEGER,
+    ("model", "vocab_size"): INTEGER,
+    ("model", "max_len"): INTEGER,
+    ("model", "mlp"): FLAG,
+    ("task", "name"): TEXT,
+    ("task", "n_symbols"): INTEGER,
+    ("task", "length"): INTEGER,
+    ("train", "steps"): INTEGER,
+    ("train", "batch_size"): INTEGER,
+    ("train", "lr"): NUMBER,
+    ("provenance", "date"): TEXT,
+    ("provenance", "command"): TEXT,
+}
 
 METRICS = {"run_id": TEXT, "step": INTEGER, "metric": TEXT, "value": NUMBER}
 
 # one row of load_runs (core.results.runfile.run_row) as the index caches it, with the stat of the file it came from
 _TEXT = ("run_id", "attention", "task", "precision", "schedule", "until", "status", "stop", "date", "command")
-_INTEGER = ("n_symbols", "length", "seed", "n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "vocab_size",
-            "max_len", "steps", "batch_size", "n_ensemble", "steps_done", "file_size", "file_mtime_ns")
-_NUMBER = ("lr", "solve_step", "stop_step", "val_loss", "val_acc", "test_loss", "test_acc", "eval_loss", "eval_acc",
-           "train_loss", "val_loss_drop", "val_acc_gain", "params_attention", "params_total", "train_seconds",
-           "step_seconds", "threads", "seconds_per_step", "tokens_per_s")  # fmt: skip
-INDEX = {**dict.fromkeys(_TEXT, TEXT), **dict.fromkeys(_INTEGER, INTEGER), **dict.fromkeys(_NUMBER, NUMBER),
-         "mlp": FLAG}
+_INTEGER = (
+    "n_symbols",
+    "length",
+    "seed",
+    "n_layers",
+    "d_model",
+    "n_heads",
+    "d_head",
+    "n_kv_heads",
+    "vocab_size",
+    "max_len",
+    "steps",
+    "batch_size",
+    "n_ensemble",
+    "steps_done",
+    "file_size",
+    "file_mtime_ns",
+)
+_NUMBER = (
+    "lr",
+    "solve_step",
+    "stop_step",
+    "val_loss",
+    "val_acc",
+    "test_loss",
+    "test_acc",
+    "eval_loss",
+    "eval_acc",
+    "train_loss",
+    "val_loss_drop",
+    "val_acc_gain",
+    "params_attention",
+    "params_total",
+    "train_seconds",
+    "step_seconds",
+    "threads",
+    "seconds_per_step",
+    "tokens_per_s",
+)
+INDEX = {
+    **dict.fromkeys(_TEXT, TEXT),
+    **dict.fromkeys(_INTEGER, INTEGER),
+    **dict.fromkeys(_NUMBER, NUMBER),
+    "mlp": FLAG,
+}
 
 # (kind, name) of a table under STORE/<kind>/; name None: every table there. bench tables: per their `kind` column.
 TABLES = {
     ("analysis", "init"): {"run_id": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT, "value": NUMBER},
-    ("analysis", "random"): {"attention": TEXT, "d_model": INTEGER, "n_heads": INTEGER, "d_head": INTEGER,
-                             "metric": TEXT, "mean": NUMBER, "std": NUMBER, "by_construction": FLAG},
-    ("analysis", "random_shapes"): {"d_model": INTEGER, "d_head": INTEGER, "metric": TEXT, "mean": NUMBER,
-                                    "std": NUMBER},
+    ("analysis", "random"): {
+        "attention": TEXT,
+        "d_model": INTEGER,
+        "n_heads": INTEGER,
+        "d_head": INTEGER,
+        "metric": TEXT,
+        "mean": NUMBER,
+        "std": NUMBER,
+        "by_construction": FLAG,
+    },
+    ("analysis", "random_shapes"): {
+        "d_model": INTEGER,
+        "d_head": INTEGER,
+        "metric": TEXT,
+        "mean": NUMBER,
+        "std": NUMBER,
+    },
     ("analysis", "chance"): {"task": TEXT, "guesser": TEXT, "accuracy": NUMBER},
     ("analysis", "trained"): {"run_id": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT, "value": NUMBER},
     ("analysis", "trained_spectra"): {"run_id": TEXT, "matrix": TEXT, "index": INTEGER, "value": NUMBER},
     ("analysis", "heads"): {"run_id": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT, "value": NUMBER},
     ("analysis", "solve_steps"): {"run_id": TEXT, "solve_step": NUMBER},  # NaN: never solved
-    ("pretrained", None): {"model": TEXT, "kind": TEXT, "layer": INTEGER, "head": INTEGER, "metric": TEXT,
-                           "value": NUMBER, "d_model": INTEGER, "d_head": INTEGER},
-}  # fmt: skip
+    ("pretrained", None): {
+        "model": TEXT,
+        "kind": TEXT,
+        "layer": INTEGER,
+        "head": INTEGER,
+        "metric": TEXT,
+        "value": NUMBER,
+        "d_model": INTEGER,
+        "d_head": INTEGER,
+    },
+}
 BENCH = {
-    "sweep": {"jobs": INTEGER, "runs": INTEGER, "steps": INTEGER, "threads": INTEGER, "seconds": NUMBER,
-              "gflop": NUMBER, "peak_gflops": NUMBER},
-    "attention": {"attention": TEXT, "d_model": INTEGER, "seq_len": INTEGER, "n_heads": INTEGER, "batch": INTEGER,
-                  "ms": NUMBER, "ratio": NUMBER, "peak_mb": NUMBER},
+    "sweep": {
+        "jobs": INTEGER,
+        "runs": INTEGER,
+        "steps": INTEGER,
+        "threads": INTEGER,
+        "seconds": NUMBER,
+        "gflop": NUMBER,
+        "peak_gflops": NUMBER,
+    },
+    "attention": {
+        "attention": TEXT,
+        "d_model": INTEGER,
+        "seq_len": INTEGER,
+        "n_heads": INTEGER,
+        "batch": INTEGER,
+        "ms": NUMBER,
+        "ratio": NUMBER,
+        "peak_mb": NUMBER,
+    },
     "store": {"what": TEXT, "runs": INTEGER, "seconds": NUMBER, "target_seconds": NUMBER, "met": FLAG},
-    "criterion": {"protocol": TEXT, "runs": INTEGER, "member_steps": INTEGER, "seconds": NUMBER,
-                  "stopped_early": NUMBER},
-    "training": {"engine": TEXT, "workers": INTEGER, "threads": INTEGER, "runs": INTEGER, "steps": INTEGER,
-                 "seconds": NUMBER},
-}  # fmt: skip
+    "criterion": {
+        "protocol": TEXT,
+        "runs": INTEGER,
+        "member_steps": INTEGER,
+        "seconds": NUMBER,
+        "stopped_early": NUMBER,
+    },
+    "training": {
+        "engine": TEXT,
+        "workers": INTEGER,
+        "threads": INTEGER,
+        "runs": INTEGER,
+        "steps": INTEGER,
+        "seconds": NUMBER,
+    },
+}
 
 
 NAME_LENGTH = 64  # a name (parameterization, task, status, run id) longer than this is crafted, not made here
@@ -121,8 +222,11 @@ def _pandas_is(series: pd.Series, kind: str) -> bool:
     """Missing values pass (a bench row without a target has met = None); present ones must be of the kind."""
     if series.isna().all():
         return True  # a column no row has a value for (a field absent from every run): pandas reads it as object
-    if kind == TEXT and (pd.api.types.is_string_dtype(series.dtype) and series.dtype != object
-                         or isinstance(series.dtype, pd.CategoricalDtype)):
+    if kind == TEXT and (
+        pd.api.types.is_string_dtype(series.dtype)
+        and series.dtype != object
+        or isinstance(series.dtype, pd.CategoricalDtype)
+    ):
         return True  # a string column: no need to look at each of its (up to 100k) values
     if kind in (TEXT, FLAG):
         return series.dropna().map(lambda v: _is(v.item() if hasattr(v, "item") else v, kind)).all()

@@ -59,8 +59,6 @@ def remove_stale_tmp(store) -> int:
     return len(stale) + drop_stale(store)
 
 
-
-
 # ---- runs --------------------------------------------------------------------------------
 def has_run(store, run_id: str) -> bool:
     return run_path(store, run_id).exists()
@@ -112,8 +110,15 @@ def _write_tensors(path: Path, tensors: dict, metadata: dict) -> None:
     atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
 
 
-def write_run(store, summary: dict, metrics: pd.DataFrame, head_weights: list, patterns=None, examples=None,
-              state_dict: dict | None = None):
+def write_run(
+    store,
+    summary: dict,
+    metrics: pd.DataFrame,
+    head_weights: list,
+    patterns=None,
+    examples=None,
+    state_dict: dict | None = None,
+):
     """Store one finished run. summary holds run_id, the configs, status and final numbers; state_dict (numpy
     arrays) is the whole model, kept in float32 so a reloaded run reproduces its numbers."""
     run_id = summary["run_id"]

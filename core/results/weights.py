@@ -25,8 +25,14 @@ def load_head_weights(store, run_id: str) -> list[dict[str, np.ndarray]]:
     blocks = sorted({int(k.split(".")[1]) for k in tensors if re.fullmatch(r"blocks\.\d+\.W_\w+", k)})
     if not blocks or blocks != list(range(len(blocks))):
         raise ValueError(f"{path.name}: no blocks.<layer>.W_* tensors for layers 0..n")
-    layers = [_layer({k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"blocks.{i}.")},
-                     int(d_head) ** -0.5, f"{path.name} layer {i}") for i in blocks]  # fmt: skip
+    layers = [
+        _layer(
+            {k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"blocks.{i}.")},
+            int(d_head) ** -0.5,
+            f"{path.name} layer {i}",
+        )
+        for i in blocks
+    ]
     return layers
 
 

@@ -15,8 +15,18 @@ from .criterion import SCHEDULES, UNTIL
 from .task_specs import EVAL_SIZE, TEST_SEED, VAL_SEED
 
 # Upper bounds far beyond anything this lab trains, so a typo is one clear error, not an overflow.
-MOST = {"steps": 10**7, "batch_size": 65536, "eval_every": 10**7, "eval_size": 65536, "n_symbols": 4096,
-        "length": 1024, "n_layers": 256, "vocab_size": 10**6, "max_len": 65536, "d_mlp": 65536}  # fmt: skip
+MOST = {
+    "steps": 10**7,
+    "batch_size": 65536,
+    "eval_every": 10**7,
+    "eval_size": 65536,
+    "n_symbols": 4096,
+    "length": 1024,
+    "n_layers": 256,
+    "vocab_size": 10**6,
+    "max_len": 65536,
+    "d_mlp": 65536,
+}
 
 
 PRECISIONS = ("fp32", "bf16")
@@ -141,8 +151,10 @@ class TrainConfig(_Config):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name}: unknown {getattr(self, name)!r}; allowed: {', '.join(allowed)}")
         if self.until == "solved" and self.schedule != "constant":
-            raise ValueError("schedule: until='solved' needs 'constant' (a cosine decay ends at the cap, so the "
-                             "run would depend on it)")
+            raise ValueError(
+                "schedule: until='solved' needs 'constant' (a cosine decay ends at the cap, so the "
+                "run would depend on it)"
+            )
         _positive_float(self, "lr", "lr_min_ratio")
         if not isinstance(self.warmup, int) or self.warmup < 0:
             raise ValueError(f"warmup: must be a non-negative integer, got {self.warmup!r}")

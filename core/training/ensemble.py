@@ -92,8 +92,13 @@ class Ensemble:
         out, n = [], 0
         for _, params in stacks:
             part = members[n : n + _size(params)]
-            out.append({k: {"step": part[0]["step"], **{m: torch.stack([s[m][k] for s in part]) for m in MOMENTS}}
-                        for k in params if all(k in s[MOMENTS[0]] for s in part)})  # fmt: skip
+            out.append(
+                {
+                    k: {"step": part[0]["step"], **{m: torch.stack([s[m][k] for s in part]) for m in MOMENTS}}
+                    for k in params
+                    if all(k in s[MOMENTS[0]] for s in part)
+                }
+            )
             n += len(part)
         return out
 
@@ -187,9 +192,17 @@ class Ensemble:
             if rows:
                 index = torch.tensor(rows, device=self.device)
                 stacks.append((lr, {k: v.detach().index_select(0, index) for k, v in params.items()}))
-                states.append({k: {m: v if m == "step" else v.index_select(0, index)
-                                   for m, v in self.opt.state.get(p, {}).items()} for k, p in params.items()}
-                              if self.opt.state else None)  # fmt: skip
+                states.append(
+                    {
+                        k: {
+                            m: v if m == "step" else v.index_select(0, index)
+                            for m, v in self.opt.state.get(p, {}).items()
+                        }
+                        for k, p in params.items()
+                    }
+                    if self.opt.state
+                    else None
+                )
             n += _size(params)
         self.order = [self.order[p] for p in sorted(keep)]
         self.buffers = {k: v[: len(self.order)] for k, v in self.buffers.items()}

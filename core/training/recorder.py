@@ -50,10 +50,21 @@ class Recorder:
         """Everything to go on from here; of some members only (a run's end state), without the running sums."""
         idx = range(len(self.results)) if members is None else members
         results, whole = [self.results[i] for i in idx], members is None
-        return {"criteria": [self.criteria[i].state() for i in idx],
-                "running": dict(self.running) if whole else {}, "n_running": self.n_running if whole else 0,
-                "results": [{"status": r.status, "metrics": list(r.metrics), "final": dict(r.final), "stop": r.stop,
-                             "steps_done": r.steps_done} for r in results]}  # fmt: skip
+        return {
+            "criteria": [self.criteria[i].state() for i in idx],
+            "running": dict(self.running) if whole else {},
+            "n_running": self.n_running if whole else 0,
+            "results": [
+                {
+                    "status": r.status,
+                    "metrics": list(r.metrics),
+                    "final": dict(r.final),
+                    "stop": r.stop,
+                    "steps_done": r.steps_done,
+                }
+                for r in results
+            ],
+        }
 
     def load(self, state: dict) -> None:
         self.criteria = [Criterion(*c) for c in state["criteria"]]

@@ -27,12 +27,21 @@ class TaskSpec(NamedTuple):
 # Insertion order is the display order on every page.
 TASK_SPECS: dict[str, TaskSpec] = {
     "associative_recall": TaskSpec(
-        "AssociativeRecall", 32, 8, "key-value pairs, then queries whose answers are the values (MQAR)", True,
+        "AssociativeRecall",
+        32,
+        8,
+        "key-value pairs, then queries whose answers are the values (MQAR)",
+        True,
         sequences=lambda n, L: perm(n, L) * n**L * factorial(L),  # keys, values, query order
     ),
     "induction": TaskSpec(
-        "Induction", 32, 12, "distinct tokens, then some of their bigrams [A][B] again: at A, predict B", True,
-        min_length=4, sequences=lambda n, L: perm(n, L) * comb(L - L // 3, L // 3) * factorial(L // 3),
+        "Induction",
+        32,
+        12,
+        "distinct tokens, then some of their bigrams [A][B] again: at A, predict B",
+        True,
+        min_length=4,
+        sequences=lambda n, L: perm(n, L) * comb(L - L // 3, L // 3) * factorial(L // 3),
     ),
     "reverse": TaskSpec("Reverse", 16, 10, "a sequence, a separator, the sequence reversed"),
     "sort": TaskSpec("Sort", 16, 10, "a sequence, a separator, the sequence sorted"),
@@ -57,6 +66,8 @@ def check(cfg) -> None:
     # the two held-out sets are drawn apart and training redraws any held-out row: both need room to spare
     need, have = HELD_OUT_ROOM * cfg.eval_size, spec.sequences(cfg.n_symbols, cfg.length)
     if have < need:
-        raise ValueError(f"n_symbols: {cfg.name} with n_symbols={cfg.n_symbols}, length={cfg.length} has {have} "
-                         f"different sequences; held-out sets of eval_size={cfg.eval_size} need at least {need} "
-                         "(raise n_symbols or length, or lower eval_size)")
+        raise ValueError(
+            f"n_symbols: {cfg.name} with n_symbols={cfg.n_symbols}, length={cfg.length} has {have} "
+            f"different sequences; held-out sets of eval_size={cfg.eval_size} need at least {need} "
+            "(raise n_symbols or length, or lower eval_size)"
+        )

@@ -212,8 +212,14 @@ def chance_levels(name: str, cfg=None) -> dict[str, float]:
     - unqueried (associative_recall): uniform among the values of the pairs not yet queried, the
       elimination plateau a model can reach without recall."""
     spec = get_spec(name)
-    default = SimpleNamespace(name=name, n_symbols=spec.n_symbols, length=spec.length, eval_size=EVAL_SIZE,
-                              val_seed=VAL_SEED, test_seed=TEST_SEED)  # fmt: skip
+    default = SimpleNamespace(
+        name=name,
+        n_symbols=spec.n_symbols,
+        length=spec.length,
+        eval_size=EVAL_SIZE,
+        val_seed=VAL_SEED,
+        test_seed=TEST_SEED,
+    )
     task = make_task(cfg or default)
     x, y, m = task.eval_set("test")
     n_alpha = len(task.answers())

@@ -27,8 +27,18 @@ from .recorder import Recorder, RunResult, late_trend
 from .tasks import make_task
 from .updates import UpdateMeter
 
-__all__ = ["RunResult", "train_ensemble", "init_model", "data_generator", "lr_at", "masked_ce", "masked_acc",
-           "param_groups", "clip_per_member", "late_trend"]  # fmt: skip
+__all__ = [
+    "RunResult",
+    "train_ensemble",
+    "init_model",
+    "data_generator",
+    "lr_at",
+    "masked_ce",
+    "masked_acc",
+    "param_groups",
+    "clip_per_member",
+    "late_trend",
+]
 
 N_PATTERN_EXAMPLES = 2  # eval examples whose attention patterns are kept for the Attention maps page
 
@@ -97,8 +107,9 @@ def train_ensemble(
         for s, g in gens.items():
             g.set_state(saved["generators"][s])
         _restore_stopped(results, saved["stopped"])
-    ens = Ensemble(model_cfg, train_cfg, [seeds[i] for i in alive], [lrs[i] for i in alive], device,
-                   [states[i] for i in alive])  # fmt: skip
+    ens = Ensemble(
+        model_cfg, train_cfg, [seeds[i] for i in alive], [lrs[i] for i in alive], device, [states[i] for i in alive]
+    )
     ens.order = [alive[j] for j in ens.order]
     held_out = {k: tuple(t.to(device) for t in v) for k, v in task.held_out().items()}
     loss_fn = torch.compile(ens.loss, dynamic=False) if compile else None
@@ -174,8 +185,12 @@ def _start_step(resume) -> int:
 def _merge_resumed(resume: list[dict]) -> dict:
     """One recorder state from the members' saved ones (each a recorder state of one member)."""
     parts = [r["recorder"] for r in resume]
-    return {"criteria": [p["criteria"][0] for p in parts], "running": {}, "n_running": 0,
-            "results": [p["results"][0] for p in parts]}  # fmt: skip
+    return {
+        "criteria": [p["criteria"][0] for p in parts],
+        "running": {},
+        "n_running": 0,
+        "results": [p["results"][0] for p in parts],
+    }
 
 
 def _batch(task, batch_size: int, gens: dict, member_seeds: list[int], device):
@@ -207,9 +222,15 @@ def _finish_member(r: RunResult, rec: Recorder, ens: Ensemble, pos: int, model_c
 def _snapshot(step, ens, rec, gens, clock, results) -> dict:
     """Everything a training needs to go on from this step, in plain tensors and Python values."""
     stopped = {i: _stopped_state(r) for i, r in enumerate(results) if i not in ens.order}
-    return {"step": step, "alive": list(ens.order), "states": _all_states(ens, len(results)),
-            "recorder": rec.state(), "generators": {s: g.get_state() for s, g in gens.items()},
-            "clock": dict(clock), "stopped": stopped}  # fmt: skip
+    return {
+        "step": step,
+        "alive": list(ens.order),
+        "states": _all_states(ens, len(results)),
+        "recorder": rec.state(),
+        "generators": {s: g.get_state() for s, g in gens.items()},
+        "clock": dict(clock),
+        "stopped": stopped,
+    }
 
 
 def _all_states(ens: Ensemble, n: int) -> list:
@@ -220,8 +241,13 @@ def _all_states(ens: Ensemble, n: int) -> list:
 
 
 def _stopped_state(r: RunResult) -> dict:
-    return {"head_weights": r.head_weights, "state_dict": r.state_dict, "patterns": r.patterns,
-            "examples": r.examples, "resume": r.resume}  # fmt: skip
+    return {
+        "head_weights": r.head_weights,
+        "state_dict": r.state_dict,
+        "patterns": r.patterns,
+        "examples": r.examples,
+        "resume": r.resume,
+    }
 
 
 def _restore_stopped(results, saved: dict) -> None:

@@ -56,5 +56,8 @@ class UpdateMeter:
         if not self.n:
             return []
         mean = self.total[..., i] / self.n  # (L, 2)
-        return [(step, f"update_{m}.{layer}", mean[layer, j].item()) for layer in range(self.shape[0])
-                for j, m in enumerate(("qk", "ov"))]  # fmt: skip
+        return [
+            (step, f"update_{m}.{layer}", mean[layer, j].item())
+            for layer in range(self.shape[0])
+            for j, m in enumerate(("qk", "ov"))
+        ]

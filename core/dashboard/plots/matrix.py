@@ -35,12 +35,17 @@ def _label_lines(label: str) -> list[str]:
 def verdict_html(cells: pd.DataFrame, rows: list[str], cols: list[str], links: dict[tuple[str, str], str]) -> str:
     """The matrix as an HTML table; links: (attention, column) -> the href of that cell's evidence."""
     cell = "padding:1px 6px;text-align:center;min-width:62px;border-radius:2px;font-variant-numeric:tabular-nums"
-    head = "".join(f'<th style="font-weight:500;font-size:11px;line-height:1.15;padding:0 3px;vertical-align:bottom">'
-                   f'{"<br>".join(escape(x) for x in _label_lines(c))}</th>' for c in cols)  # fmt: skip
+    head = "".join(
+        f'<th style="font-weight:500;font-size:11px;line-height:1.15;padding:0 3px;vertical-align:bottom">'
+        f"{'<br>'.join(escape(x) for x in _label_lines(c))}</th>"
+        for c in cols
+    )
     swatch = "display:inline-block;width:10px;height:10px;margin-right:4px"
     legend = "<br>".join(f'<span style="{swatch};background:{c}"></span>{v}' for v, c in VERDICT_COLORS.items())
-    legend = (f'<td rowspan="{len(rows)}" style="vertical-align:top;font-size:11px;line-height:1.6;padding-left:10px;'
-              f'white-space:nowrap">vs standard:<br>{legend}</td>')  # beside the grid, as a colour bar would be
+    legend = (
+        f'<td rowspan="{len(rows)}" style="vertical-align:top;font-size:11px;line-height:1.6;padding-left:10px;'
+        f'white-space:nowrap">vs standard:<br>{legend}</td>'
+    )  # beside the grid, as a colour bar would be
     body = []
     for i, (name, line) in enumerate(zip(rows, _grid(cells, rows, cols))):
         tds = []
@@ -51,14 +56,27 @@ def verdict_html(cells: pd.DataFrame, rows: list[str], cols: list[str], links: d
             tip = escape(c["hover"].replace("<br>", "\n"), quote=True)
             text, ink = escape(c["text"]), _INK.get(c["verdict"], "#1f1f1f")
             href = links.get((name, col))
-            inner = (f'<a href="{escape(href, quote=True)}" target="_self" style="color:{ink};text-decoration:none;'
-                     f'display:block">{text}</a>') if href else text  # fmt: skip
-            tds.append(f'<td title="{tip}" style="{cell};background:{VERDICT_COLORS[c["verdict"]]};color:{ink}">'
-                       f"{inner}</td>")
-        body.append(f'<tr><th style="text-align:right;font-weight:500;padding-right:6px">{escape(name)}</th>'
-                    + "".join(tds) + (legend if i == 0 else "") + "</tr>")  # fmt: skip
-    return (f'<div style="overflow-x:auto"><table style="border-collapse:separate;border-spacing:2px;font-size:12px;'
-            f'line-height:18px"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+            inner = (
+                (
+                    f'<a href="{escape(href, quote=True)}" target="_self" style="color:{ink};text-decoration:none;'
+                    f'display:block">{text}</a>'
+                )
+                if href
+                else text
+            )
+            tds.append(
+                f'<td title="{tip}" style="{cell};background:{VERDICT_COLORS[c["verdict"]]};color:{ink}">{inner}</td>'
+            )
+        body.append(
+            f'<tr><th style="text-align:right;font-weight:500;padding-right:6px">{escape(name)}</th>'
+            + "".join(tds)
+            + (legend if i == 0 else "")
+            + "</tr>"
+        )
+    return (
+        f'<div style="overflow-x:auto"><table style="border-collapse:separate;border-spacing:2px;font-size:12px;'
+        f'line-height:18px"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+    )
 
 
 def verdict_svg(cells: pd.DataFrame, rows: list[str], cols: list[str], note: str = "") -> str:
@@ -68,9 +86,11 @@ def verdict_svg(cells: pd.DataFrame, rows: list[str], cols: list[str], note: str
     top = 8 + line * max(len(_label_lines(c)) for c in cols) if cols else 8
     width = max(left + cw * len(cols) + 8, left + int(6 * len(note)))  # the note's 11 px glyphs, about 6 px each
     height = top + ch * len(rows) + 34 + 18 * bool(note)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'font-family="Helvetica, Arial, sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="#ffffff"/>']  # fmt: skip
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="Helvetica, Arial, sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+    ]
     for j, col in enumerate(cols):
         lines = _label_lines(col)
         for k, text in enumerate(lines):
@@ -82,18 +102,24 @@ def verdict_svg(cells: pd.DataFrame, rows: list[str], cols: list[str], note: str
         for j, c in enumerate(cells_of_row):
             x = left + cw * j
             if c is None:
-                out.append(f'<rect x="{x + 1}" y="{y + 1}" width="{cw - 2}" height="{ch - 2}" fill="none" '
-                           f'stroke="#cccccc"><title>{_EMPTY}</title></rect>')  # fmt: skip
+                out.append(
+                    f'<rect x="{x + 1}" y="{y + 1}" width="{cw - 2}" height="{ch - 2}" fill="none" '
+                    f'stroke="#cccccc"><title>{_EMPTY}</title></rect>'
+                )
                 continue
             tip, ink = escape(c["hover"].replace("<br>", "\n")), _INK.get(c["verdict"], "#1f1f1f")
-            out.append(f'<g><title>{tip}</title><rect x="{x + 1}" y="{y + 1}" width="{cw - 2}" height="{ch - 2}" '
-                       f'fill="{VERDICT_COLORS[c["verdict"]]}"/><text x="{x + cw / 2}" y="{y + ch / 2 + 4}" '
-                       f'text-anchor="middle" fill="{ink}">{escape(c["text"])}</text></g>')  # fmt: skip
+            out.append(
+                f'<g><title>{tip}</title><rect x="{x + 1}" y="{y + 1}" width="{cw - 2}" height="{ch - 2}" '
+                f'fill="{VERDICT_COLORS[c["verdict"]]}"/><text x="{x + cw / 2}" y="{y + ch / 2 + 4}" '
+                f'text-anchor="middle" fill="{ink}">{escape(c["text"])}</text></g>'
+            )
     y, x = top + ch * len(rows) + 20, left
     out.append(f'<text x="{left - 6}" y="{y}" text-anchor="end">vs standard:</text>')
     for verdict, colour in VERDICT_COLORS.items():
-        out.append(f'<rect x="{x}" y="{y - 10}" width="11" height="11" fill="{colour}"/>'
-                   f'<text x="{x + 15}" y="{y}">{verdict}</text>')  # fmt: skip
+        out.append(
+            f'<rect x="{x}" y="{y - 10}" width="11" height="11" fill="{colour}"/>'
+            f'<text x="{x + 15}" y="{y}">{verdict}</text>'
+        )
         x += 20 + 7 * len(verdict) + 14
     if note:
         out.append(f'<text x="{left - 6}" y="{y + 20}" font-size="11" fill="#555555">{escape(note)}</text>')

@@ -23,11 +23,22 @@ def strip(df: pd.DataFrame, y: str, tasks: list[str], chance: dict | None = None
         names = ordered(d.attention)
         for j, name in enumerate(names):
             a = cells[name]
-            placed.append((dict(
-                type="scatter", x=(j + rng.uniform(-0.18, 0.18, len(a))).tolist(), y=a[y].tolist(), mode="markers",
-                name=name, marker=dict(color=color(name), size=8, opacity=0.8, line=dict(width=0.5, color="white")),
-                text=[f"seed {s}" for s in a.seed], legendgroup=name, showlegend=i == 0,
-            ), (row, col)))  # fmt: skip
+            placed.append(
+                (
+                    dict(
+                        type="scatter",
+                        x=(j + rng.uniform(-0.18, 0.18, len(a))).tolist(),
+                        y=a[y].tolist(),
+                        mode="markers",
+                        name=name,
+                        marker=dict(color=color(name), size=8, opacity=0.8, line=dict(width=0.5, color="white")),
+                        text=[f"seed {s}" for s in a.seed],
+                        legendgroup=name,
+                        showlegend=i == 0,
+                    ),
+                    (row, col),
+                )
+            )
         fig.update_xaxes(tickvals=list(range(len(names))), ticktext=names, row=row, col=col)
     add_placed(fig, placed)
     for i, task in enumerate(tasks):  # after the dots: plotly draws a line only on a subplot that has data
@@ -55,21 +66,51 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
             g = {k: v.tolist() for k, v in cells[(task, name)].sort_values("lr").items()}
             c = color(name)
             # one trace per line, its min-max range as error bars (a third of the traces a band trace would add)
-            placed.append((dict(
-                type="scatter", x=g["lr"], y=g["mean"], mode="lines+markers", name=name, legendgroup=name,
-                showlegend=i == 0, line=dict(color=c), marker=dict(color=c, size=6),
-                error_y=dict(type="data", symmetric=False, array=[hi - m for hi, m in zip(g["max"], g["mean"])],
-                             arrayminus=[m - lo for m, lo in zip(g["mean"], g["min"])], color=_rgba(c, 0.45),
-                             thickness=1.5, width=3),
-            ), cell(i, cols)))  # fmt: skip
+            placed.append(
+                (
+                    dict(
+                        type="scatter",
+                        x=g["lr"],
+                        y=g["mean"],
+                        mode="lines+markers",
+                        name=name,
+                        legendgroup=name,
+                        showlegend=i == 0,
+                        line=dict(color=c),
+                        marker=dict(color=c, size=6),
+                        error_y=dict(
+                            type="data",
+                            symmetric=False,
+                            array=[hi - m for hi, m in zip(g["max"], g["mean"])],
+                            arrayminus=[m - lo for m, lo in zip(g["mean"], g["min"])],
+                            color=_rgba(c, 0.45),
+                            thickness=1.5,
+                            width=3,
+                        ),
+                    ),
+                    cell(i, cols),
+                )
+            )
             for lr, m in zip(g["lr"], g["mean"]):
                 if lr in best_lrs.get((task, name), ()):
                     for key, value in zip(stars, (lr, m, c, f"{name}: best lr {lr:g} (on validation)")):
                         stars[key].append(value)
-        placed.append((dict(type="scatter", x=stars["x"], y=stars["y"], text=stars["text"], mode="markers",
-                            name="best lr", showlegend=False, hoverinfo="text",
-                            marker=dict(symbol="star", size=15, color=stars["color"],
-                                        line=dict(width=1, color="black"))), cell(i, cols)))  # fmt: skip
+        placed.append(
+            (
+                dict(
+                    type="scatter",
+                    x=stars["x"],
+                    y=stars["y"],
+                    text=stars["text"],
+                    mode="markers",
+                    name="best lr",
+                    showlegend=False,
+                    hoverinfo="text",
+                    marker=dict(symbol="star", size=15, color=stars["color"], line=dict(width=1, color="black")),
+                ),
+                cell(i, cols),
+            )
+        )
     add_placed(fig, placed)
     fig.update_xaxes(type="log", title_text="learning rate", **lr_ticks(df.lr))
     fig.update_yaxes(type="log" if log_y else "linear")
@@ -88,10 +129,18 @@ def update_sizes(df: pd.DataFrame) -> go.Figure:
         for name in ordered(d.attention):
             a = d[d.attention == name].sort_values("step")
             fig.add_trace(
-                go.Scatter(x=a.step, y=a.value, mode="lines", name=name, line=dict(color=color(name)),
-                           legendgroup=name, showlegend=i == 0),
-                row=1, col=i + 1,
-            )  # fmt: skip
+                go.Scatter(
+                    x=a.step,
+                    y=a.value,
+                    mode="lines",
+                    name=name,
+                    line=dict(color=color(name)),
+                    legendgroup=name,
+                    showlegend=i == 0,
+                ),
+                row=1,
+                col=i + 1,
+            )
     fig.update_yaxes(type="log")
     fig.update_yaxes(title_text="‖ΔW‖ / ‖W‖ per step", col=1)
     fig.update_xaxes(title_text="step")

@@ -56,8 +56,9 @@ def _rgba(hex_color: str, alpha: float) -> str:
 def _grid(titles: list[str], cols: int = 3, **kw):
     if not titles:  # nothing to facet (every value filtered out): an empty chart that says so, not a crash
         fig = go.Figure()
-        fig.add_annotation(text="nothing to show for this selection", showarrow=False, x=0.5, y=0.5,
-                           xref="paper", yref="paper")  # fmt: skip
+        fig.add_annotation(
+            text="nothing to show for this selection", showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper"
+        )
         fig.update_layout(height=200, xaxis_visible=False, yaxis_visible=False)
         return fig, 1
     cols = max(1, min(cols, len(titles)))
