@@ -1,5 +1,5 @@
-"""`python -m core`: sweep (experiments/sweep_command.py), summary, prune, export, index, bench, pretrained,
-baselines. Bad flags get one line naming the flag, exit code 2."""
+"""`python -m core`: sweep (experiments/sweep_command.py), summary, prune, export, index, report (report.py),
+bench, pretrained, baselines. Bad flags get one line naming the flag, exit code 2."""
 
 import sys
 from pathlib import Path
@@ -15,9 +15,11 @@ from .training.task_specs import TASK_NAMES as TASKS
 def add_summary(sub):
     p = sub.add_parser("summary", help="final eval accuracy, mean ± std over seeds, per task x parameterization")
     p.add_argument("--store", type=read_store, default=DEFAULT_STORE, help=f"store (default {DEFAULT_STORE}/)")
-    p.add_argument("--markdown", action="store_true", help="a markdown table (as in README.md)")
+    p.add_argument("--markdown", action="store_true", help="markdown tables (as in docs/results.md)")
     p.add_argument("--findings", action="store_true", help="also the findings against standard, with their statistics")
-    p.add_argument("--scaling", action="store_true", help="also each scaling axis's thresholds (README: Scaling)")
+    p.add_argument(
+        "--scaling", action="store_true", help="also each scaling axis's thresholds (docs/results.md: Scaling)"
+    )
     p.set_defaults(func=cmd_summary)
 
 
@@ -28,15 +30,23 @@ def print_endpoints(runs) -> None:
     table = endpoints.endpoints(runs, list(ATTENTION_NAMES), list(TASKS))
     if table.empty:
         return
-    print("\ntrained to the criterion (each cell at its best lr): solved by the cap, k/n [Wilson 95%]; steps to "
-          "solve, Kaplan-Meier median [95%] (censored at the cap); against standard: Fisher / log-rank, Holm over "
-          "the table")  # fmt: skip
+    print(
+        "\ntrained to the criterion (each cell at its best lr): solved by the cap, k/n [Wilson 95%]; steps to "
+        "solve, Kaplan-Meier median [95%] (censored at the cap); against standard: Fisher / log-rank, Holm over "
+        "the table"
+    )
     for r in table.itertuples():
         med = lambda v: "never" if v == float("inf") else f"{v:.0f}"  # noqa: E731
-        print(f"- {r.task} / {r.attention} (lr {r.lr:g}, cap {r.cap}): solved {r.solved}/{r.seeds} "
-              f"[{r.solved_lo:.2f}, {r.solved_hi:.2f}]; steps to solve {med(r.median_steps)} [{med(r.median_lo)}, "
-              f"{med(r.median_hi)}]" + ("" if r.attention == "standard" else
-              f"; Holm p {r.fisher_holm:.3g} / {r.logrank_holm:.3g}: {endpoints.verdict(r)}"))  # fmt: skip
+        print(
+            f"- {r.task} / {r.attention} (lr {r.lr:g}, cap {r.cap}): solved {r.solved}/{r.seeds} "
+            f"[{r.solved_lo:.2f}, {r.solved_hi:.2f}]; steps to solve {med(r.median_steps)} [{med(r.median_lo)}, "
+            f"{med(r.median_hi)}]"
+            + (
+                ""
+                if r.attention == "standard"
+                else f"; Holm p {r.fisher_holm:.3g} / {r.logrank_holm:.3g}: {endpoints.verdict(r)}"
+            )
+        )
 
 
 def cmd_summary(args, parser):
@@ -68,8 +78,10 @@ def cmd_summary(args, parser):
         everything = st.load_runs(args.store)
         for axis in scaling.axes_present(everything):
             table = scaling.outcomes(everything, axis)
-            print(f"\nscaling: {scaling.AXES[axis].title} ({scaling.AXES[axis].label}), each cell at its best lr, "
-                  f"{int(table.steps.iloc[0])} steps")  # fmt: skip
+            print(
+                f"\nscaling: {scaling.AXES[axis].title} ({scaling.AXES[axis].label}), each cell at its best lr, "
+                f"{int(table.steps.iloc[0])} steps"
+            )
             grid = scaling.solved_grid(table, list(ATTENTION_NAMES))
             print(scaling.grid_markdown(grid, axis) if args.markdown else grid.to_string())
             print(scaling.thresholds(table, list(ATTENTION_NAMES)).to_string(index=False))
@@ -108,14 +120,18 @@ def add_prune(sub):
     )
     p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
     p.add_argument(
-        "--max-seeds", type=bounded_int("max-seeds", 1000), default=None,
+        "--max-seeds",
+        type=bounded_int("max-seeds", 1000),
+        default=None,
         help="keep weights for at most this many seeds per cell, the lowest (default: every seed)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--max-model-seeds", type=bounded_int("max-model-seeds", 1000), default=None,
+        "--max-model-seeds",
+        type=bounded_int("max-model-seeds", 1000),
+        default=None,
         help="keep whole models (models/, for core.load_model and the head scores) for at most this many of those "
         "seeds per cell (default: as --max-seeds); a model is 5-10x a run's head weights",
-    )  # fmt: skip
+    )
     p.set_defaults(func=cmd_prune)
 
 
@@ -149,9 +165,12 @@ def cmd_prune(args, parser):
 def add_index(sub):
     p = sub.add_parser("index", help="rebuild a store's runs index from its run files (after copying a store)")
     p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
-    p.add_argument("--slim", action="store_true",
-                   help="first rewrite every table file in today's layout: a run file in one 4 KiB block, others "
-                        "without pandas' schema entry (values and metadata unchanged)")  # fmt: skip
+    p.add_argument(
+        "--slim",
+        action="store_true",
+        help="first rewrite every table file in today's layout: a run file in one 4 KiB block, others "
+        "without pandas' schema entry (values and metadata unchanged)",
+    )
     p.set_defaults(func=cmd_index)
 
 
@@ -168,6 +187,38 @@ def cmd_index(args, parser):
     print(f"indexed {index.compact(args.store, rebuild=True)} runs in {args.store}/index/")
 
 
+def add_report(sub):
+    p = sub.add_parser("report", help="write docs/results.md and docs/reproduce.md from a store")
+    p.add_argument("--store", type=read_store, default="data", help="store (default data/, the bundled results)")
+    p.add_argument("--out", type=store_dir, default=None, help="folder to write into (default docs/)")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if the documents are stale")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args, parser):
+    import tempfile
+
+    from . import report
+
+    if st.load_runs(args.store).empty:
+        parser.error(f"--store: no runs in {args.store!r}")
+    out = Path(args.out) if args.out else report.DOCS
+    if not args.check:
+        for path in report.write(Path(args.store), out):
+            print(f"wrote {path}")
+        return
+    with tempfile.TemporaryDirectory() as fresh:
+        stale = [
+            p.name
+            for p in report.write(Path(args.store), Path(fresh))
+            if not (out / p.name).is_file() or (out / p.name).read_text() != p.read_text()
+        ]
+    if stale:
+        print(f"stale: {', '.join(stale)} (rerun python -m core report --store {args.store})", file=sys.stderr)
+        raise SystemExit(1)
+    print("up to date")
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     print(f"warning: {message}", file=sys.stderr)
 
@@ -182,6 +233,7 @@ def build_parser() -> Parser:
     add_prune(sub)
     add_export(sub)
     add_index(sub)
+    add_report(sub)
     from .analysis.baselines import add_baselines
     from .analysis.pretrained import add_pretrained
     from .benchmarks.bench import add_bench  # torch-heavy modules load only for the CLI

@@ -20,7 +20,7 @@ BUNDLED_LONGER = (
     "--eval-every 50 --store data"
 )
 BUNDLED_SWEEPS = (BUNDLED_SWEEP, BUNDLED_MORE_SEEDS, BUNDLED_LONGER)
-# Trained to the criterion (README: Training to a criterion) in a scratch store and copied here with each sweep's
+# Trained to the criterion (docs/cli.md: Training to a criterion) in a scratch store and copied here with each sweep's
 # record: induction's bundled point, and its one-layer control, each parameterization at the lr chosen for its
 # two-layer cell (the control never solves, so a grid of lrs there would cost four times as much for nothing).
 _CRITERION = "--until solved --steps 6400 --eval-every 50 --store data --workers 2 --quiet"
@@ -36,20 +36,30 @@ CRITERION_SWEEPS = (
 # criterion (CRITERION_SWEEPS). induction was a fixed-offset copy, which one layer solves by a positional lookup;
 # its n_heads scan is yet to be retrained.
 RETRAINING = ("induction",)
-# The scaling scans (README: Scaling scans), one axis point each, in the order they run; identity has no d_head
+# The scaling scans (docs/results.md: Scaling scans), one axis point each, in the order they run; identity has no d_head
 # of its own. A scan run into another store and copied here records that store in its provenance, so the
 # commands are compared with their --store argument set aside (scan_command).
 _SCAN = (
     "python -m core sweep --store data --task associative_recall --seeds 5 --lr grid --steps 800 --workers 1 --quiet"
 )
 _NO_IDENTITY = "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa"
-SCAN_SWEEPS = tuple(f"{_SCAN} {args}" for args in (
-    f"{_NO_IDENTITY} --d-head 4", f"{_NO_IDENTITY} --d-head 8", "--attention all --d-model 32",
-    f"{_NO_IDENTITY} --d-head 2",
-    "--attention all --d-model 16", "--attention all --n-heads 1", "--attention all --n-heads 2",
-    "--attention all --n-heads 8", "--attention all --length 4", "--attention all --d-model 128",
-    "--attention all --length 16", "--attention all --length 32",
-)) + (
+SCAN_SWEEPS = tuple(
+    f"{_SCAN} {args}"
+    for args in (
+        f"{_NO_IDENTITY} --d-head 4",
+        f"{_NO_IDENTITY} --d-head 8",
+        "--attention all --d-model 32",
+        f"{_NO_IDENTITY} --d-head 2",
+        "--attention all --d-model 16",
+        "--attention all --n-heads 1",
+        "--attention all --n-heads 2",
+        "--attention all --n-heads 8",
+        "--attention all --length 4",
+        "--attention all --d-model 128",
+        "--attention all --length 16",
+        "--attention all --length 32",
+    )
+) + (
     # the lr grid extended one step up where best lrs sat at its top edge (1e-2)
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention all --d-model 16",
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv,identity,mqa,gqa --d-model 32",
@@ -59,10 +69,19 @@ SCAN_SWEEPS = tuple(f"{_SCAN} {args}" for args in (
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv,gqa --d-head 4",
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv --d-head 8",
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qkv,mqa --n-heads 8",
-    # the grid's half-steps at d_model 128, where every best lr was 1e-3 and two cells stayed below 5/5
+    # the grid's half-steps around the best lr, for the cells below 5/5 at d_model 128
     f"{_SCAN.replace('--lr grid', '--lr 0.0005,0.002')} --attention stacked,tied_qkv --d-model 128",
 )
-# fmt: skip
+
+# after the sweeps: what the pages read besides the runs, and the documents made from them
+AFTER_SWEEPS = (
+    "python -m core prune --store data --max-seeds 2 --max-model-seeds 1   # weights: best-lr runs' seeds 0-1",
+    "python -m core baselines --store data   # matched baselines, final-weight analyses, solve steps",
+    "python -m core index --store data --slim   # one 4 KiB block per run file",
+    "python -m core pretrained --store data",
+    "python -m core bench --store data --skip-attention --training-rounds 3",
+    "python -m core report --store data   # docs/results.md and docs/reproduce.md",
+)
 
 
 def scan_command(command: str) -> str:

@@ -1,0 +1,46 @@
+"""docs/results.md and docs/reproduce.md are what `python -m core report --store data` writes today."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ("results.md", "reproduce.md")
+
+
+def test_the_committed_documents_equal_a_fresh_generation(tmp_path):
+    assert main(["report", "--store", str(ROOT / "data"), "--out", str(tmp_path)]) == 0
+    for name in DOCS:
+        assert (tmp_path / name).read_text() == (ROOT / "docs" / name).read_text(), f"docs/{name} is stale"
+
+
+def test_check_names_a_stale_document_and_writes_nothing(tmp_path, capsys):
+    for name in DOCS:
+        shutil.copy(ROOT / "docs" / name, tmp_path / name)
+    assert main(["report", "--store", str(ROOT / "data"), "--out", str(tmp_path), "--check"]) == 0
+    (tmp_path / "results.md").write_text((tmp_path / "results.md").read_text().replace("10/10", "9/10", 1))
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", "--store", str(ROOT / "data"), "--out", str(tmp_path), "--check"])
+    assert exit_.value.code == 1 and "stale: results.md" in capsys.readouterr().err
+    assert "9/10" in (tmp_path / "results.md").read_text()  # --check leaves the file as it found it
+
+
+def test_every_documented_command_and_every_sweep_record_is_in_reproduce():
+    from core.results import provenance as prov
+    from core.results import store as st
+
+    text = (ROOT / "docs" / "reproduce.md").read_text()
+    assert all(c in text for c in (*prov.BUNDLED_SWEEPS, *prov.CRITERION_SWEEPS, *prov.SCAN_SWEEPS))
+    recorded = {prov.scan_command(p["command"]) for p in st.provenance_of(ROOT / "data")}
+    assert recorded <= {*prov.BUNDLED_SWEEPS, *prov.CRITERION_SWEEPS, *prov.SCAN_SWEEPS}
+
+
+def test_an_empty_store_is_one_line(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", "--store", str(tmp_path / "empty"), "--out", str(tmp_path / "docs")])
+    assert exit_.value.code == 2 and "--store" in capsys.readouterr().err
+    assert not (tmp_path / "docs").exists()
