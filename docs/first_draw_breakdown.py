@@ -43,6 +43,6 @@ with serving(Path(tempfile.mkdtemp())) as (url, _), sync_playwright() as p:
             page.wait_for_function(ALL_CHARTS_DRAWN, timeout=90_000)
         every = {"every_chart": round(page.evaluate("performance.now()"))} if path in CHART_PAGES else {}
         print(path or "overview", json.dumps({**page.evaluate("window.__m"), **every, **page.evaluate(PLOTLY)}),
-              flush=True)  # fmt: skip
+              flush=True)
         context.close()
     browser.close()

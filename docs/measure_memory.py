@@ -13,9 +13,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["", "loss_curves", "learning_rate", "parameters", "runtime", "similarity", "attention_maps", "in_practice",
-         "train"]  # fmt: skip
+         "train"]
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]  # fmt: skip
+        "--disable-component-update", "--disable-sync"]
 
 
 def _mb(pid: int) -> tuple[int, int]:
@@ -30,7 +30,7 @@ def main(pages: list[str]) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-           str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]  # fmt: skip
+           str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
     server = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
