@@ -66,7 +66,7 @@ def sidebar() -> dict:
             "precision",
             precisions[0] if precisions else None,
             options=precisions,
-            help="fp32: the reference; bf16: trained under bfloat16 autocast (README: Precision)",
+            help="fp32: the reference; bf16: trained under bfloat16 autocast (docs/cli.md: Precision)",
         )
         lr_options = [ui.BEST, ui.ALL, *(f"{v:g}" for v in sorted(set(runs.get("lr", []))))]
         lr = urls.url_widget(
@@ -81,8 +81,16 @@ def sidebar() -> dict:
         with st.expander("Provenance"):
             for p in ui.provenance(path)[:3]:
                 st.caption(f"`{p['command']}` · {p['date']} · torch {p['versions'].get('torch', '?')}")
-    return {"store": str(path), "store_name": name, "tasks": chosen_tasks, "attentions": chosen, "size": size,
-            "steps": steps, "precision": precision, "lr": lr}  # fmt: skip
+    return {
+        "store": str(path),
+        "store_name": name,
+        "tasks": chosen_tasks,
+        "attentions": chosen,
+        "size": size,
+        "steps": steps,
+        "precision": precision,
+        "lr": lr,
+    }
 
 
 page = st.navigation(PAGES)

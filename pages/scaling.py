@@ -22,22 +22,27 @@ present = list(tables)
 if not present:
     st.info(
         "This store holds no scaling scan (no axis with two or more settings). One axis point, around the "
-        "bundled size (README's 'Scaling scans' gives them all):\n\n```bash\npython -m core sweep --task "
+        "bundled size (docs/reproduce.md gives them all):\n\n```bash\npython -m core sweep --task "
         "associative_recall --seeds 5 --lr grid --steps 800 --attention all --d-model 32 --store DIR\n```"
     )
     st.stop()
 axis = urls.url_widget(
-    st.selectbox, "Axis", "axis", present[0], options=present,
+    st.selectbox,
+    "Axis",
+    "axis",
+    present[0],
+    options=present,
     format_func=lambda a: f"{scaling.AXES[a].title}: {scaling.AXES[a].label} ({scaling.AXES[a].question})",
-)  # fmt: skip
+)
 spec = scaling.AXES[axis]
 table = tables[axis]
 order = [n for n in ORDER if n in set(table.attention)]
 c = st.columns(2)
 show_seeds = urls.url_widget(c[0].toggle, "each seed as a dot", "sc_seeds", False)
 labels = {"share": "solved share", "test_acc": "mean test accuracy"}
-metric = urls.url_widget(c[1].radio, "outcome", "sc_y", "share", options=list(labels), horizontal=True,
-                       format_func=labels.get)  # fmt: skip
+metric = urls.url_widget(
+    c[1].radio, "outcome", "sc_y", "share", options=list(labels), horizontal=True, format_func=labels.get
+)
 seeds = None
 if show_seeds:  # the runs themselves only on demand
     best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(ui.scan_runs(), axis)))
@@ -50,19 +55,33 @@ st.caption(
 )
 
 st.subheader("At equal budget: the same outcome against attention parameters per layer")
-ui.chart(outcome_vs_axis(table, "params_attention", "attention parameters per layer", metric, log_x=True,
-                         ticks_at_values=False), table, f"scaling-{axis}-params")  # fmt: skip
-st.caption("identity has no attention parameters and is not drawn on this log axis; bilinear's H·D² and "
-           "stacked's extra 3·D² move their points right, tied_qk and tied_qkv's smaller counts left.")  # fmt: skip
+ui.chart(
+    outcome_vs_axis(
+        table, "params_attention", "attention parameters per layer", metric, log_x=True, ticks_at_values=False
+    ),
+    table,
+    f"scaling-{axis}-params",
+)
+st.caption(
+    "identity has no attention parameters and is not drawn on this log axis; bilinear's H·D² and "
+    "stacked's extra 3·D² move their points right, tied_qk and tied_qkv's smaller counts left."
+)
 
 st.subheader("Thresholds")
 grows = spec.grows
 th = scaling.thresholds(table, ["standard", *[n for n in order if n != "standard"]] if "standard" in order else order)
 edge = f"smallest {spec.var} that" if grows else f"largest {spec.var} that"
-st.dataframe(th, hide_index=True, width="stretch", column_config={
-    "threshold": st.column_config.NumberColumn(f"{edge} solves ≥ {findings.ROBUST:.0%}", format="%g"),
-    "n": st.column_config.NumberColumn("seeds there"), "vs_reference": "vs standard",
-    "lapses": "but not at (easier, k/n)"})  # fmt: skip
+st.dataframe(
+    th,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "threshold": st.column_config.NumberColumn(f"{edge} solves ≥ {findings.ROBUST:.0%}", format="%g"),
+        "n": st.column_config.NumberColumn("seeds there"),
+        "vs_reference": "vs standard",
+        "lapses": "but not at (easier, k/n)",
+    },
+)
 ui.download(th, f"scaling-{axis}-thresholds")
 for line in scaling.sentences(table, axis, order):
     st.markdown(f"- {line}")

@@ -1,4 +1,4 @@
-"""Statistics the app and README state: best lr on validation, intervals, verdicts, sentences."""
+"""Statistics the app and docs/results.md state: best lr on validation, intervals, verdicts, sentences."""
 
 import math
 import re
@@ -15,12 +15,26 @@ def runs(rows, lr=3e-3, val_shift=0.0):
     out = []
     for attention, task, losses, accs in rows:
         for seed, (loss, acc) in enumerate(zip(losses, accs)):
-            out.append({
-                "run_id": f"{attention}-{task}-{lr}-{seed}", "attention": attention, "task": task, "seed": seed,
-                "lr": lr, "status": "ok", "val_loss": loss + val_shift, "test_loss": loss, "test_acc": acc,
-                "val_loss_drop": 0.0, "val_acc_gain": 0.0, "params_attention": 1, "params_total": 2,
-                "seconds_per_step": 0.1, "d_model": 64, "steps": 800,
-            })  # fmt: skip
+            out.append(
+                {
+                    "run_id": f"{attention}-{task}-{lr}-{seed}",
+                    "attention": attention,
+                    "task": task,
+                    "seed": seed,
+                    "lr": lr,
+                    "status": "ok",
+                    "val_loss": loss + val_shift,
+                    "test_loss": loss,
+                    "test_acc": acc,
+                    "val_loss_drop": 0.0,
+                    "val_acc_gain": 0.0,
+                    "params_attention": 1,
+                    "params_total": 2,
+                    "seconds_per_step": 0.1,
+                    "d_model": 64,
+                    "steps": 800,
+                }
+            )
     return pd.DataFrame(out)
 
 
@@ -76,8 +90,13 @@ def test_two_solved_cells_ten_times_apart_are_not_equivalent():
     """Both solve every seed at losses near 0 (a difference in nats of 0.009 calls them same); on the log
     scale a tenfold loss is a difference, and equal cells are equivalent."""
     std = [0.001, 0.0012, 0.0009, 0.0011, 0.001]
-    data = runs([("standard", "a", std, [1.0] * 5), ("tied_qk", "a", [10 * v for v in std[::-1]], [1.0] * 5),
-                 ("stacked", "a", [v * 1.02 for v in std[1:] + std[:1]], [1.0] * 5)])  # fmt: skip
+    data = runs(
+        [
+            ("standard", "a", std, [1.0] * 5),
+            ("tied_qk", "a", [10 * v for v in std[::-1]], [1.0] * 5),
+            ("stacked", "a", [v * 1.02 for v in std[1:] + std[:1]], [1.0] * 5),
+        ]
+    )
     cmp = findings.compare_to(data).set_index("attention")
     assert abs(cmp.loc["tied_qk", "diff"]) < 0.05  # the old margin in nats would have said "equivalent"
     assert cmp.loc["tied_qk", "verdict"] == "worse" and cmp.loc["tied_qk", "ratio"] == pytest.approx(10, rel=1e-6)
@@ -117,11 +136,13 @@ def test_stat_primitives_match_scipy():
 
 
 def test_lr_sensitivity_counts_the_lrs_that_solve():
-    data = pd.concat([
-        runs([("standard", "a", [0.01] * 5, [1.0] * 5)], lr=1e-3),
-        runs([("standard", "a", [0.01] * 5, [1.0] * 4 + [0.5])], lr=3e-3),
-        runs([("standard", "a", [0.01] * 5, [1.0] + [0.5] * 4)], lr=1e-2),
-    ])  # fmt: skip
+    data = pd.concat(
+        [
+            runs([("standard", "a", [0.01] * 5, [1.0] * 5)], lr=1e-3),
+            runs([("standard", "a", [0.01] * 5, [1.0] * 4 + [0.5])], lr=3e-3),
+            runs([("standard", "a", [0.01] * 5, [1.0] + [0.5] * 4)], lr=1e-2),
+        ]
+    )
     row = findings.lr_sensitivity(data).iloc[0]
     assert (row.lrs, row.lrs_solving) == (3, 2) and row.per_lr == "0.001: 5/5, 0.003: 4/5, 0.01: 1/5"
 
@@ -154,8 +175,12 @@ def test_sentences_quote_n_the_interval_and_the_counts():
 
 
 def test_sentences_name_tasks_in_the_order_asked_whatever_order_the_store_listed_them():
-    extra = runs([("standard", "c", [0.1, 0.11, 0.1, 0.12, 0.1], [1.0] * 5),
-                  ("stacked", "c", [0.1, 0.11, 0.1, 0.12, 0.1], [1.0] * 5)])  # fmt: skip
+    extra = runs(
+        [
+            ("standard", "c", [0.1, 0.11, 0.1, 0.12, 0.1], [1.0] * 5),
+            ("stacked", "c", [0.1, 0.11, 0.1, 0.12, 0.1], [1.0] * 5),
+        ]
+    )
     data = pd.concat([DATA, extra])
     data = data[data.task != "b"]  # stacked is equivalent on a and c
     for shuffled in (data, data.iloc[::-1], data.sample(frac=1.0, random_state=3)):
@@ -183,18 +208,24 @@ def test_improving_counts_unsolved_seeds_whose_validation_still_moves():
 
 
 def test_mechanism_sentence_is_computed_from_update_sizes():
-    sizes = pd.DataFrame({
-        "matrix": ["W_QK"] * 4, "attention": ["standard", "stacked"] * 2, "lr": [1e-3, 1e-3, 3e-3, 3e-3],
-        "step": [50] * 4, "value": [0.01, 0.03, 0.02, 0.05],
-    })  # fmt: skip
+    sizes = pd.DataFrame(
+        {
+            "matrix": ["W_QK"] * 4,
+            "attention": ["standard", "stacked"] * 2,
+            "lr": [1e-3, 1e-3, 3e-3, 3e-3],
+            "step": [50] * 4,
+            "value": [0.01, 0.03, 0.02, 0.05],
+        }
+    )
     both = pd.concat([runs([("standard", "a", [0.1], [1.0])], 3e-3), runs([("stacked", "a", [0.1], [1.0])], 1e-3)])
     text = findings.mechanism(sizes, both)
     assert "moves 2.8× as far per step" in text and "range 2.5–3.0×" in text and "0.33" in text
 
 
 def test_each_task_is_read_at_its_longest_training():
-    short = runs([("standard", "a", [0.9, 0.9], [0.2, 0.2]), ("stacked", "a", [0.9], [0.2]),
-                  ("standard", "b", [0.1], [1.0])])  # fmt: skip
+    short = runs(
+        [("standard", "a", [0.9, 0.9], [0.2, 0.2]), ("stacked", "a", [0.9], [0.2]), ("standard", "b", [0.1], [1.0])]
+    )
     long = runs([("standard", "a", [0.1, 0.1], [1.0, 1.0]), ("stacked", "a", [0.2], [0.9])]).assign(steps=1600)
     kept = findings.at_longest(pd.concat([short, long], ignore_index=True))
     assert set(zip(kept.task, kept.steps)) == {("a", 1600), ("b", 800)}  # b was never retrained: it stays
@@ -203,10 +234,14 @@ def test_each_task_is_read_at_its_longest_training():
 
 def test_paired_difference_subtracts_the_reference_run_of_the_same_task_seed_and_step():
     curves = pd.DataFrame(
-        [(a, "sort", s, f"{a}{s}", step, base + s + step) for a, base in (("standard", 0.0), ("tied_qk", 2.0))
-         for s in (0, 1) for step in (0, 10)],
+        [
+            (a, "sort", s, f"{a}{s}", step, base + s + step)
+            for a, base in (("standard", 0.0), ("tied_qk", 2.0))
+            for s in (0, 1)
+            for step in (0, 10)
+        ],
         columns=["attention", "task", "seed", "run_id", "step", "value"],
-    )  # fmt: skip
+    )
     d = findings.paired_difference(curves)
     assert set(d.attention) == {"tied_qk"} and len(d) == 4 and (d.value == 2.0).all()
     assert findings.paired_difference(curves[curves.seed == 0].assign(seed=[0, 0, 5, 5])).empty  # no seed pairs

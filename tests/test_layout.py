@@ -118,3 +118,18 @@ def test_every_subpackage_is_mapped_and_documented():
 def test_pages_import_only_the_dashboard_analysis_and_results(path):
     bad = [d for d in _deps(path) if _subpackage(d) and _subpackage(d) not in PAGES_MAY_IMPORT]
     assert not bad, f"{path.name} imports {bad}"
+
+
+def _packages() -> list[Path]:
+    return sorted(p.parent for p in (ROOT / "core").rglob("__init__.py"))
+
+
+@pytest.mark.parametrize("package", _packages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_package_docstring_names_each_of_its_modules(package):
+    import re
+
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    modules = {p.stem for p in package.glob("*.py")} - {"__init__", "__main__"}
+    modules |= {d.name for d in package.iterdir() if (d / "__init__.py").is_file()}
+    missing = sorted(m for m in modules if not re.search(rf"\b{m}\b", doc))
+    assert not missing, f"{package.relative_to(ROOT)}/__init__.py does not name {missing}"

@@ -1,4 +1,4 @@
-"""Every statistic the app and README state, in one place: best-lr selection, outcome counts with
+"""Every statistic the app and docs/results.md state, in one place: best-lr selection, outcome counts with
 intervals, and comparisons with a verdict a statistician would sign. Pure numpy and pandas; the
 primitives (Wilson, Fisher, Welch, TOST, Holm) are in core.analysis.stats.
 
@@ -35,8 +35,23 @@ RATIO_MARGIN = 1.5
 LOSS_FLOOR = 1e-7  # log of a smaller test loss is taken at this (float32 cross-entropy's resolution)
 ROBUST = 0.8  # share of seeds an lr (or a scaling setting) must solve to count as solving
 IMPROVING = 0.02  # over the last fifth of training: val loss fell by 2% (relative) or val accuracy rose 2 points
-CELL = ["attention", "task", "n_symbols", "length", "n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "mlp",
-        "steps", "batch_size", "precision", "schedule", "until"]  # fmt: skip
+CELL = [
+    "attention",
+    "task",
+    "n_symbols",
+    "length",
+    "n_layers",
+    "d_model",
+    "n_heads",
+    "d_head",
+    "n_kv_heads",
+    "mlp",
+    "steps",
+    "batch_size",
+    "precision",
+    "schedule",
+    "until",
+]
 
 
 def _cell(runs: pd.DataFrame) -> list[str]:
@@ -55,14 +70,16 @@ def best_lr(runs: pd.DataFrame) -> pd.DataFrame:
     df = runs.assign(_val=_val(runs), _solved=_criterion_solved(runs))
     df["_solve"] = df.get("solve_step", pd.Series(np.nan, index=df.index)).astype(float).where(df._solved, 0.0)
     per_lr = df.groupby([*_cell(df), "lr"], dropna=False).agg(
-        val_loss=("_val", "mean"), n=("seed", "count"), _k=("_solved", "sum"), _steps=("_solve", "sum"))
+        val_loss=("_val", "mean"), n=("seed", "count"), _k=("_solved", "sum"), _steps=("_solve", "sum")
+    )
     per_lr = per_lr.reset_index()
     single = per_lr.groupby(_cell(df), dropna=False).lr.transform("count") == 1
     per_lr = per_lr[single | per_lr.val_loss.notna()]  # several lrs and no validation (an old store): no choice
     # criterion.lr_score's order (most seeds solved on validation, fewest steps to solve, lowest validation
     # loss); runs trained to a step count solve nothing here, so for them it is the lowest validation loss
-    per_lr = per_lr.sort_values(["_k", "_steps", "val_loss", "lr"], ascending=[False, True, True, True],
-                                na_position="last", kind="stable")  # fmt: skip
+    per_lr = per_lr.sort_values(
+        ["_k", "_steps", "val_loss", "lr"], ascending=[False, True, True, True], na_position="last", kind="stable"
+    )
     per_lr = per_lr.drop(columns=["_k", "_steps"])
     return per_lr.groupby(_cell(df), dropna=False, sort=False).head(1).reset_index(drop=True)
 
@@ -108,10 +125,14 @@ def at_best_lr(runs: pd.DataFrame) -> pd.DataFrame:
     return runs.merge(best, on=[*_cell(runs), "lr"], how="inner")
 
 
-# ---- intervals and tests (core.analysis.stats; re-exported: the pages and README quote them from here) --
+# ---- intervals and tests (core.analysis.stats; re-exported: the pages and docs/results.md quote them from here) --
 wilson, fisher_exact, t_quantile, welch_ci, mean_ci = (
-    stats.wilson, stats.fisher_exact, stats.t_quantile, stats.welch_ci, stats.mean_ci,
-)  # fmt: skip
+    stats.wilson,
+    stats.fisher_exact,
+    stats.t_quantile,
+    stats.welch_ci,
+    stats.mean_ci,
+)
 
 
 def verdict(p_holm: float, ratio: float, tost: float) -> str:
@@ -145,14 +166,26 @@ def summary(runs: pd.DataFrame, tasks: list[str], attentions: list[str]) -> pd.D
         lo, hi = wilson(solved, len(g))
         improving, _ = improving_share(g)
         lrs = sorted(set(g.lr))
-        rows.append({
-            "task": task, "attention": name, "lr": lrs[0] if len(lrs) == 1 else np.nan, "seeds": len(g),
-            "diverged": int((g.status != "ok").sum()), "solved": solved, "solved_lo": lo, "solved_hi": hi,
-            "test_loss": ok.test_loss.mean(), "test_loss_std": ok.test_loss.std(), "test_acc": ok.test_acc.mean(),
-            "test_acc_std": ok.test_acc.std(), "improving": improving,
-            "params_attention": g.params_attention.iloc[0], "params_total": g.params_total.iloc[0],
-            "seconds_per_step": g.seconds_per_step.mean(),
-        })  # fmt: skip
+        rows.append(
+            {
+                "task": task,
+                "attention": name,
+                "lr": lrs[0] if len(lrs) == 1 else np.nan,
+                "seeds": len(g),
+                "diverged": int((g.status != "ok").sum()),
+                "solved": solved,
+                "solved_lo": lo,
+                "solved_hi": hi,
+                "test_loss": ok.test_loss.mean(),
+                "test_loss_std": ok.test_loss.std(),
+                "test_acc": ok.test_acc.mean(),
+                "test_acc_std": ok.test_acc.std(),
+                "improving": improving,
+                "params_attention": g.params_attention.iloc[0],
+                "params_total": g.params_total.iloc[0],
+                "seconds_per_step": g.seconds_per_step.mean(),
+            }
+        )
     return pd.DataFrame(rows).fillna({"test_loss_std": 0.0, "test_acc_std": 0.0})
 
 
@@ -171,19 +204,43 @@ def compare_to(runs: pd.DataFrame, reference: str = "standard", best: bool = Tru
             continue
         a, b = losses[(name, task)], losses[(reference, task)]
         k = [int(((x.test_acc >= SOLVED) & (x.status == "ok")).sum()) for x in (g, ref)]
-        row = {"attention": name, "task": task, "lr": g.lr.iloc[0], "ref_lr": ref.lr.iloc[0], "n": len(g),
-               "ref_n": len(ref), "solved": k[0], "ref_solved": k[1],
-               "fisher_p": stats.fisher_exact(k[0], len(g), k[1], len(ref)), "test": "fisher", "p": np.nan,
-               "ratio": np.nan, "ratio_lo": np.nan, "ratio_hi": np.nan, "eq_lo": np.nan, "eq_hi": np.nan,
-               "diff": np.nan, "ci_lo": np.nan, "ci_hi": np.nan, "tost_p": 1.0}  # fmt: skip
+        row = {
+            "attention": name,
+            "task": task,
+            "lr": g.lr.iloc[0],
+            "ref_lr": ref.lr.iloc[0],
+            "n": len(g),
+            "ref_n": len(ref),
+            "solved": k[0],
+            "ref_solved": k[1],
+            "fisher_p": stats.fisher_exact(k[0], len(g), k[1], len(ref)),
+            "test": "fisher",
+            "p": np.nan,
+            "ratio": np.nan,
+            "ratio_lo": np.nan,
+            "ratio_hi": np.nan,
+            "eq_lo": np.nan,
+            "eq_hi": np.nan,
+            "diff": np.nan,
+            "ci_lo": np.nan,
+            "ci_hi": np.nan,
+            "tost_p": 1.0,
+        }
         row["p"] = row["fisher_p"]
         if len(a) >= 2 and len(b) >= 2:
             la, lb = _log_loss(a), _log_loss(b)
             d, lo, hi, _ = stats.welch_ci(la, lb)
             _, lo90, hi90, _ = stats.welch_ci(la, lb, level=0.90)
-            row.update(ratio=np.exp(d), ratio_lo=np.exp(lo), ratio_hi=np.exp(hi), eq_lo=np.exp(lo90),
-                       eq_hi=np.exp(hi90), test="welch_log", p=stats.welch_p(la, lb),
-                       tost_p=stats.tost_p(la, lb, np.log(RATIO_MARGIN)))  # fmt: skip
+            row.update(
+                ratio=np.exp(d),
+                ratio_lo=np.exp(lo),
+                ratio_hi=np.exp(hi),
+                eq_lo=np.exp(lo90),
+                eq_hi=np.exp(hi90),
+                test="welch_log",
+                p=stats.welch_p(la, lb),
+                tost_p=stats.tost_p(la, lb, np.log(RATIO_MARGIN)),
+            )
             row["diff"], row["ci_lo"], row["ci_hi"], _ = stats.welch_ci(a, b)
         elif k[0] < k[1]:
             row["ratio"] = np.inf
@@ -210,9 +267,14 @@ def lr_sensitivity(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for key, g in per.groupby(_cell(df), dropna=False, sort=False):
         g = g.sort_values("lr")
-        rows.append({**dict(zip(_cell(df), key)), "lrs": len(g),
-                     "lrs_solving": int((g["sum"] >= ROBUST * g["count"]).sum()),
-                     "per_lr": ", ".join(f"{lr:g}: {int(k)}/{n}" for lr, k, n in zip(g.lr, g["sum"], g["count"]))})
+        rows.append(
+            {
+                **dict(zip(_cell(df), key)),
+                "lrs": len(g),
+                "lrs_solving": int((g["sum"] >= ROBUST * g["count"]).sum()),
+                "per_lr": ", ".join(f"{lr:g}: {int(k)}/{n}" for lr, k, n in zip(g.lr, g["sum"], g["count"])),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -229,8 +291,10 @@ def improving_share(runs: pd.DataFrame) -> tuple[int, int]:
 
 
 def _ratio(c) -> str:
-    return (f"test loss ×{c.ratio:.3g} of the reference's, 95% CI [{c.ratio_lo:.3g}, {c.ratio_hi:.3g}], "
-            f"Holm p = {c.p_holm:.2g}")  # fmt: skip
+    return (
+        f"test loss ×{c.ratio:.3g} of the reference's, 95% CI [{c.ratio_lo:.3g}, {c.ratio_hi:.3g}], "
+        f"Holm p = {c.p_holm:.2g}"
+    )
 
 
 def _counts(c) -> str:
@@ -275,10 +339,12 @@ def sentences(
     return out
 
 
-FAMILY = ("One family, fixed by the store and not by the sidebar: every parameterization × task it holds against "
-          "the reference, at the chosen size, training and precision; Holm over it for differences, and for "
-          f"equivalence by TOST at {ALPHA:.0%} (the {1 - 2 * ALPHA:.0%} interval of the loss ratio inside "
-          f"[1/{RATIO_MARGIN:g}, {RATIO_MARGIN:g}]).")  # fmt: skip
+FAMILY = (
+    "One family, fixed by the store and not by the sidebar: every parameterization × task it holds against "
+    "the reference, at the chosen size, training and precision; Holm over it for differences, and for "
+    f"equivalence by TOST at {ALPHA:.0%} (the {1 - 2 * ALPHA:.0%} interval of the loss ratio inside "
+    f"[1/{RATIO_MARGIN:g}, {RATIO_MARGIN:g}])."
+)
 
 
 # ---- from the metrics over training --------------------------------------------------------------
@@ -321,18 +387,23 @@ def mechanism(sizes: pd.DataFrame, runs: pd.DataFrame, name: str = "stacked", re
     b = best[best.attention.isin([name, ref])].pivot_table(index="task", columns="attention", values="lr")
     if ratio.empty:
         return ""
-    out = (f"At the same learning rate, **{name}**'s effective W_QK moves {ratio.median():.1f}× as far per step as "
-           f"**{ref}**'s (median over the {len(ratio)} lrs, range {ratio.min():.1f}–{ratio.max():.1f}×; mean over "
-           f"training, layers, seeds and tasks).")  # fmt: skip
+    out = (
+        f"At the same learning rate, **{name}**'s effective W_QK moves {ratio.median():.1f}× as far per step as "
+        f"**{ref}**'s (median over the {len(ratio)} lrs, range {ratio.min():.1f}–{ratio.max():.1f}×; mean over "
+        f"training, layers, seeds and tasks)."
+    )
     if name in b and ref in b:
         r = (b[ref] / b[name]).dropna()
-        out += (f" Its best lr (on validation) is {1 / r.max():.2g}–{1 / r.min():.2g}× {ref}'s across the "
-                f"{len(r)} tasks (median {1 / r.median():.2g}×).")  # fmt: skip
+        out += (
+            f" Its best lr (on validation) is {1 / r.max():.2g}–{1 / r.min():.2g}× {ref}'s across the "
+            f"{len(r)} tasks (median {1 / r.median():.2g}×)."
+        )
     return out
 
 
-def matched_baselines(trained: pd.DataFrame, init: pd.DataFrame, random: pd.DataFrame, runs: pd.DataFrame,
-                      metric: str) -> pd.DataFrame:  # fmt: skip
+def matched_baselines(
+    trained: pd.DataFrame, init: pd.DataFrame, random: pd.DataFrame, runs: pd.DataFrame, metric: str
+) -> pd.DataFrame:
     """Per (task, attention): the metric after training (mean over layers and heads, then over seeds), at each
     run's own step 0, the paired change with its 95% t interval over seeds, the parameterization's own
     random-init mean and std, and whether the metric holds by construction there (its random std is 0)."""
@@ -346,11 +417,20 @@ def matched_baselines(trained: pd.DataFrame, init: pd.DataFrame, random: pd.Data
         paired = [t[r] - s0[r] for r in ids if r in s0.index]
         change = mean_ci(paired) if paired else (np.nan, np.nan, np.nan)
         rr = random[(random.attention == name) & (random.metric == metric)] if not random.empty else random
-        rows.append({
-            "task": task, "attention": name, "seeds": len(ids), "trained": t[ids].mean(), "trained_std": t[ids].std(),
-            "step0": s0.reindex(ids).mean(), "change": change[0], "change_lo": change[1], "change_hi": change[2],
-            "random_init": rr["mean"].iloc[0] if len(rr) else np.nan,
-            "random_init_std": rr["std"].iloc[0] if len(rr) else np.nan,
-            "by_construction": bool(rr.by_construction.iloc[0]) if len(rr) else False,
-        })  # fmt: skip
+        rows.append(
+            {
+                "task": task,
+                "attention": name,
+                "seeds": len(ids),
+                "trained": t[ids].mean(),
+                "trained_std": t[ids].std(),
+                "step0": s0.reindex(ids).mean(),
+                "change": change[0],
+                "change_lo": change[1],
+                "change_hi": change[2],
+                "random_init": rr["mean"].iloc[0] if len(rr) else np.nan,
+                "random_init_std": rr["std"].iloc[0] if len(rr) else np.nan,
+                "by_construction": bool(rr.by_construction.iloc[0]) if len(rr) else False,
+            }
+        )
     return pd.DataFrame(rows)

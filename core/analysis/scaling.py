@@ -16,8 +16,17 @@ from . import findings, stats
 
 # The bundled point, and the training length every scan is read at (the bundled point was also trained at
 # 1600 steps; an axis compares every setting at one length).
-BASE = {"task": "associative_recall", "n_layers": 2, "d_model": 64, "n_heads": 4, "d_head": 16, "length": 8,
-        "n_symbols": 32, "mlp": True, "steps": 800}  # fmt: skip
+BASE = {
+    "task": "associative_recall",
+    "n_layers": 2,
+    "d_model": 64,
+    "n_heads": 4,
+    "d_head": 16,
+    "length": 8,
+    "n_symbols": 32,
+    "mlp": True,
+    "steps": 800,
+}
 
 
 @dataclass(frozen=True)
@@ -69,14 +78,22 @@ class Axis:
 AXES = {
     "d_head": Axis("d_head", "d_head (rank of W_QK per head), d_model 64, 4 heads", "seed 001", ("d_head",)),
     "d_model": Axis("d_model", "d_model (4 heads, d_head = d_model / 4)", "seeds 000/003", ("d_model", "d_head")),
-    "n_heads": Axis("n_heads", "n_heads (d_model 64, d_head = 64 / n_heads)", "seed 004", ("n_heads", "d_head"),
-                    grows=False),
-    "length": Axis("length", "key-value pairs (d_model 64, 4 heads, d_head 16)", "task difficulty", ("length",),
-                   grows=False),
+    "n_heads": Axis(
+        "n_heads", "n_heads (d_model 64, d_head = 64 / n_heads)", "seed 004", ("n_heads", "d_head"), grows=False
+    ),
+    "length": Axis(
+        "length", "key-value pairs (d_model 64, 4 heads, d_head 16)", "task difficulty", ("length",), grows=False
+    ),
     # seed 004 on the task where the bundled point already separates identity (induction's bundled size)
-    "n_heads_induction": Axis("n_heads_induction", "n_heads on induction (d_model 64, d_head = 64 / n_heads)",
-                              "seed 004", ("n_heads", "d_head"), grows=False, column="n_heads",
-                              base=(("task", "induction"), ("length", 12))),
+    "n_heads_induction": Axis(
+        "n_heads_induction",
+        "n_heads on induction (d_model 64, d_head = 64 / n_heads)",
+        "seed 004",
+        ("n_heads", "d_head"),
+        grows=False,
+        column="n_heads",
+        base=(("task", "induction"), ("length", 12)),
+    ),
 }
 
 
@@ -145,22 +162,61 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     unsolved = ok & (best.test_acc < findings.SOLVED)
     still = findings.still_improving(best)
     best = best if "until" in best else best.assign(until="steps")
-    cells = best.assign(_solved=(best.test_acc.fillna(0) >= findings.SOLVED) & ok, _acc=best.test_acc.where(ok),
-                        _loss=best.test_loss.where(ok), _improving=unsolved & still, _unsolved=unsolved)  # fmt: skip
-    out = cells.groupby(["attention", "x"], sort=False).agg(
-        n=("seed", "size"), solved=("_solved", "sum"), test_acc=("_acc", "mean"), test_loss=("_loss", "mean"),
-        lr=("lr", "first"), steps=("steps", "first"), until=("until", "first"),
-        params_attention=("params_attention", "first"),
-        n_layers=("n_layers", "first"), params_total=("params_total", "first"), improving=("_improving", "sum"),
-        unsolved=("_unsolved", "sum"),
-    ).reset_index()  # fmt: skip
+    cells = best.assign(
+        _solved=(best.test_acc.fillna(0) >= findings.SOLVED) & ok,
+        _acc=best.test_acc.where(ok),
+        _loss=best.test_loss.where(ok),
+        _improving=unsolved & still,
+        _unsolved=unsolved,
+    )
+    out = (
+        cells.groupby(["attention", "x"], sort=False)
+        .agg(
+            n=("seed", "size"),
+            solved=("_solved", "sum"),
+            test_acc=("_acc", "mean"),
+            test_loss=("_loss", "mean"),
+            lr=("lr", "first"),
+            steps=("steps", "first"),
+            until=("until", "first"),
+            params_attention=("params_attention", "first"),
+            n_layers=("n_layers", "first"),
+            params_total=("params_total", "first"),
+            improving=("_improving", "sum"),
+            unsolved=("_unsolved", "sum"),
+        )
+        .reset_index()
+    )
     out["solved_lo"], out["solved_hi"] = zip(*(findings.wilson(k, n) for k, n in zip(out.solved, out.n)))
-    out = out.assign(axis=axis, share=out.solved / out.n, steps=out.steps.astype(int),
-                     params_attention=out.params_attention / out.n_layers)  # fmt: skip
-    columns = ["axis", "attention", "x", "n", "solved", "solved_lo", "solved_hi", "share", "test_acc", "test_loss",
-               "lr", "steps", "until", "params_attention", "params_total", "improving", "unsolved"]  # fmt: skip
-    return out[columns].astype({"solved": int, "improving": int, "unsolved": int}).sort_values(
-        ["attention", "x"], ignore_index=True
+    out = out.assign(
+        axis=axis,
+        share=out.solved / out.n,
+        steps=out.steps.astype(int),
+        params_attention=out.params_attention / out.n_layers,
+    )
+    columns = [
+        "axis",
+        "attention",
+        "x",
+        "n",
+        "solved",
+        "solved_lo",
+        "solved_hi",
+        "share",
+        "test_acc",
+        "test_loss",
+        "lr",
+        "steps",
+        "until",
+        "params_attention",
+        "params_total",
+        "improving",
+        "unsolved",
+    ]
+    return (
+        out[columns]
+        .astype({"solved": int, "improving": int, "unsolved": int})
+        .sort_values(["attention", "x"], ignore_index=True)
     )
 
 
@@ -173,7 +229,7 @@ def solved_grid(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
 
 
 def grid_markdown(grid: pd.DataFrame, axis: str) -> str:
-    """solved_grid as the markdown table README prints, headed by the axis's title."""
+    """solved_grid as the markdown table docs/results.md prints, headed by the axis's title."""
     head = AXES[axis].title if axis in AXES else axis
     lines = [f"| {head} | " + " | ".join(grid.columns) + " |", "|---" * (len(grid.columns) + 1) + "|"]
     lines += [f"| {x:g} | " + " | ".join(row) + " |" for x, row in zip(grid.index, grid.values.tolist())]
@@ -197,10 +253,15 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
         ok = share >= findings.ROBUST
         first = int(np.argmax(ok)) if ok.any() else None  # the hardest value it solves
         missed = [i for i in range(first + 1, len(x)) if not ok[i]] if first is not None else []
-        rows.append({"attention": name, "threshold": x[first] if first is not None else np.nan,
-                     "n": int(n[first]) if first is not None else np.nan,
-                     "scanned": ", ".join(f"{v:g}" for v in sorted(x)),
-                     "lapses": ", ".join(f"{x[i]:g} ({solved[i]:.0f}/{n[i]:.0f})" for i in missed)})  # fmt: skip
+        rows.append(
+            {
+                "attention": name,
+                "threshold": x[first] if first is not None else np.nan,
+                "n": int(n[first]) if first is not None else np.nan,
+                "scanned": ", ".join(f"{v:g}" for v in sorted(x)),
+                "lapses": ", ".join(f"{x[i]:g} ({solved[i]:.0f}/{n[i]:.0f})" for i in missed),
+            }
+        )
     out = pd.DataFrame(rows)
     if not out.empty:
         ref = out.threshold.iloc[0]
@@ -212,8 +273,10 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
             out.loc[tested, "p_holm"] = stats.holm(out.p[tested].to_numpy())
         # coloured better or worse only where the test at the parting setting survives Holm over the axis; the
         # reference keeps its own row's word, and an equal threshold is not a difference shown
-        out["verdict"] = [_verdict(t, ref, grows) if i == 0 or p < findings.ALPHA else "inconclusive"
-                          for i, (t, p) in enumerate(zip(out.threshold, out.p_holm.fillna(1.0)))]  # fmt: skip
+        out["verdict"] = [
+            _verdict(t, ref, grows) if i == 0 or p < findings.ALPHA else "inconclusive"
+            for i, (t, p) in enumerate(zip(out.threshold, out.p_holm.fillna(1.0)))
+        ]
     return out
 
 
@@ -290,9 +353,11 @@ def sentences(table: pd.DataFrame, axis: str, order: list[str], reference: str =
         if same and not r.lapses:
             continue
         where = f", as {reference} does" if same else f" where {reference} {_says(axis, ref)}"
-        out.append(f"**{r.attention}** {_says(axis, r.threshold)}{where} (the hardest {_noun(axis)} at which it "
-                   f"solves ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {steps} steps; scanned {r.scanned})"
-                   + (f", but not at the easier {_var(axis)} {r.lapses}." if r.lapses else "."))
+        out.append(
+            f"**{r.attention}** {_says(axis, r.threshold)}{where} (the hardest {_noun(axis)} at which it "
+            f"solves ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {steps} steps; scanned {r.scanned})"
+            + (f", but not at the easier {_var(axis)} {r.lapses}." if r.lapses else ".")
+        )
     return out
 
 

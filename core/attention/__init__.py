@@ -5,6 +5,8 @@ in `VARIANTS`; the parametrized tests pick it up with no other edit.
 
 This module is torch-free, so the read-only pages can name, order and describe the variants without loading
 torch; `core.attention.registry` imports the classes (ATTENTION, build, count_params, get, resolve).
+Holds base (the Attention class and the shared attend step), one module per parameterization (standard,
+stacked, bilinear, tied_qk, tied_qkv, identity, mqa, gqa) and fold (stacked folded into standard).
 May import: nothing else in core (it is the bottom layer).
 """
 

@@ -41,8 +41,8 @@ class Stacked(Attention):
         *lead, B, T, D = x.shape
         H, r = self.n_heads, self.d_head
         shared = x.reshape(*lead, B * T, D) @ self.W_shared.flatten(-2)  # (*lead, B T, 3D): x W^Q | x W^K | x W^V
-        # three matmuls on column slices, not one bmm over a (3, B T, D) view: on CPU a batch of 3 ran at
-        # 80% of the speed of three separate GEMMs (D=512, 1024 tokens)
+        # three matmuls on column slices, not one bmm over a (3, B T, D) view: CPU GEMMs run a batch of
+        # three slower than three separate calls (docs/benchmarks.md)
         q, k, v = (
             (part @ self.W_QKV[..., i, :, :, :].flatten(-2)).view(*lead, B, T, H, r).transpose(-3, -2)
             for i, part in enumerate(shared.split(D, dim=-1))

@@ -139,8 +139,8 @@ def table(store: str, kind: str, name: str, fp: tuple) -> pd.DataFrame:
 
 @st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)  # small: one metric of one selection
 def init_rows(store: str, run_ids: tuple, metric: str, fp: tuple) -> pd.DataFrame:
-    """analysis/init rows of these runs and this metric only: the whole table, a row per run, layer, head and metric
-    of every run in the store (14 MB in memory at 3,580 runs), was unpickled by every visitor's every call."""
+    """analysis/init rows of these runs and this metric only: the whole table holds a row per run, layer, head and
+    metric of the store, too large to keep or copy per visitor."""
     return st_store.load_table(store, "analysis", "init", [("run_id", "in", list(run_ids)), ("metric", "==", metric)])
 
 
@@ -204,8 +204,11 @@ def comparisons(store: str, fp: tuple, sel: tuple, best: bool) -> pd.DataFrame:
     sidebar shows fewer comparisons, never different corrections (findings.FAMILY)."""
     everything = runs(store, fp)
     wanted = dict(sel)
-    family = {**wanted, "tasks": list(everything.get("task", pd.Series()).unique()),
-              "attentions": list(everything.get("attention", pd.Series()).unique())}  # fmt: skip
+    family = {
+        **wanted,
+        "tasks": list(everything.get("task", pd.Series()).unique()),
+        "attentions": list(everything.get("attention", pd.Series()).unique()),
+    }
     table = findings.compare_to(selection.selected(everything, family, False, None), best=best)
     if table.empty:
         return table
@@ -222,7 +225,7 @@ def layer_control(store: str, fp: tuple) -> pd.DataFrame:
 
 
 # The sidebar's selection applied to a store, keyed by (store, fingerprint, selection.key): the runs table is
-# neither filtered again nor hashed (tens of ms each at 3,580 runs) to find a result another visitor computed.
+# neither filtered again nor hashed (both grow with the store) to find a result another visitor computed.
 @st.cache_data(max_entries=2 * MAX_ENTRIES, show_spinner=False)  # under 1 MB each: a slice of the runs table
 def selected(store: str, fp: tuple, sel: tuple, finished: bool, lr: str | None) -> pd.DataFrame:
     return selection.selected(runs(store, fp), dict(sel), finished, lr)
@@ -249,5 +252,7 @@ def scan_thresholds(store: str, fp: tuple, sel: tuple, order: tuple) -> dict[str
 @st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)
 def scan_words(store: str, fp: tuple, sel: tuple, names: tuple) -> dict[str, tuple[list[str], str]]:
     """Per axis of scan_tables: scaling.sentences of standard and `names`, and scaling.brief of `names`."""
-    return {a: (scaling.sentences(t, a, ["standard", *names]), scaling.brief(t, a, list(names)))
-            for a, t in scan_tables(store, fp, sel).items()}  # fmt: skip
+    return {
+        a: (scaling.sentences(t, a, ["standard", *names]), scaling.brief(t, a, list(names)))
+        for a, t in scan_tables(store, fp, sel).items()
+    }

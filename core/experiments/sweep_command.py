@@ -37,15 +37,27 @@ def add_sweep(sub):
         help="seeds 0..N-1; every seed x lr trains together as one ensemble (default 3)",
     )
     p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
-    p.add_argument("--steps", type=bounded_int("steps", 10**7), default=None,
-                   help="optimizer steps (default 800); with --until solved, the cap")
-    p.add_argument("--until", type=choice("until", UNTIL), default="steps",
-                   help=f"steps: train every run for --steps; solved: a run stops once its validation accuracy is "
-                   f">= {SOLVED} at {PATIENCE} evaluations in a row, or at the cap, an lr that can no longer be "
-                   "chosen stops too, and a rerun with a larger --steps extends the stored runs (default steps)")
-    p.add_argument("--schedule", type=choice("schedule", SCHEDULES), default=None,
-                   help="after the warmup: cosine (decays to the last step) or constant (default: constant with "
-                   "--until solved, else cosine)")  # fmt: skip
+    p.add_argument(
+        "--steps",
+        type=bounded_int("steps", 10**7),
+        default=None,
+        help="optimizer steps (default 800); with --until solved, the cap",
+    )
+    p.add_argument(
+        "--until",
+        type=choice("until", UNTIL),
+        default="steps",
+        help=f"steps: train every run for --steps; solved: a run stops once its validation accuracy is "
+        f">= {SOLVED} at {PATIENCE} evaluations in a row, or at the cap, an lr that can no longer be "
+        "chosen stops too, and a rerun with a larger --steps extends the stored runs (default steps)",
+    )
+    p.add_argument(
+        "--schedule",
+        type=choice("schedule", SCHEDULES),
+        default=None,
+        help="after the warmup: cosine (decays to the last step) or constant (default: constant with "
+        "--until solved, else cosine)",
+    )
     p.add_argument("--batch-size", type=bounded_int("batch-size", 65536), default=None)
     p.add_argument(
         "--lr",
@@ -60,13 +72,24 @@ def add_sweep(sub):
     p.add_argument("--d-head", type=bounded_int("d-head", 65536), default=None)
     p.add_argument("--n-kv-heads", type=bounded_int("n-kv-heads", 65536), default=None)
     p.add_argument("--no-mlp", action="store_true", help="attention-only models")
-    p.add_argument("--length", type=bounded_int("length", 1024), default=None,
-                   help="task size: items per sequence, or key-value pairs for associative_recall (default: the "
-                   "task's own)")  # fmt: skip
-    p.add_argument("--n-symbols", type=bounded_int("n-symbols", 4096), default=None,
-                   help="task alphabet size (default: the task's own)")
-    p.add_argument("--precision", type=choice("precision", PRECISIONS), default="fp32",
-                   help="fp32 (the reference) or bf16 (autocast; see README's precision section)")
+    p.add_argument(
+        "--length",
+        type=bounded_int("length", 1024),
+        default=None,
+        help="task size: items per sequence, or key-value pairs for associative_recall (default: the task's own)",
+    )
+    p.add_argument(
+        "--n-symbols",
+        type=bounded_int("n-symbols", 4096),
+        default=None,
+        help="task alphabet size (default: the task's own)",
+    )
+    p.add_argument(
+        "--precision",
+        type=choice("precision", PRECISIONS),
+        default="fp32",
+        help="fp32 (the reference) or bf16 (autocast; docs/cli.md: Precision)",
+    )
     p.add_argument("--device", type=device_flag, default=None, help="cpu or cuda (default: cuda when present)")
     p.add_argument(
         "--workers",
@@ -122,8 +145,11 @@ def cmd_sweep(args, parser):
     keep_freed_memory()  # this process trains too when workers == 1
     device = args.device or str(default_device())
     if args.precision == "bf16" and not bf16_matmul_native(device):
-        print(f"warning: no bf16 matrix units on this {device} (no AVX512-BF16 or AMX): bf16 will be slower than "
-              "fp32 here", file=sys.stderr)  # fmt: skip
+        print(
+            f"warning: no bf16 matrix units on this {device} (no AVX512-BF16 or AMX): bf16 will be slower than "
+            "fp32 here",
+            file=sys.stderr,
+        )
     workers = args.workers or default_workers(device)
     steps = jobs[0].train.steps if jobs else 0
     total = sum(len(j.members) for j in jobs) * steps
@@ -153,8 +179,17 @@ def cmd_sweep(args, parser):
         members["training"] += n_missing
         on_job(job, n_missing)
 
-    run = partial(sweep.run, args.store, jobs, args.device if args.ray else device, on_job=on_job_counted,
-                  on_step=bar.update, workers=workers, ray=args.ray, on_stop=on_stop)  # fmt: skip
+    run = partial(
+        sweep.run,
+        args.store,
+        jobs,
+        args.device if args.ray else device,
+        on_job=on_job_counted,
+        on_step=bar.update,
+        workers=workers,
+        ray=args.ray,
+        on_stop=on_stop,
+    )
     threads = workers * threads_per_worker(workers)  # all the sweep uses (1 worker: this process's)
     load_runs = cache(lambda: st.load_runs(args.store))  # read once, after the sweep: for its report and its table
     try:
@@ -182,21 +217,37 @@ def cmd_sweep(args, parser):
 
 def criterion_postfix(members: dict) -> str:
     """Members still training, solved, censored at the cap, stopped with an lr that cannot be chosen."""
-    return (f"training {members['training']} · solved {members['solved']} · censored {members['cap']} · "
-            f"lr dropped {members['pruned']}" + (f" · diverged {members['diverged']}" if members["diverged"] else ""))
+    return (
+        f"training {members['training']} · solved {members['solved']} · censored {members['cap']} · "
+        f"lr dropped {members['pruned']}" + (f" · diverged {members['diverged']}" if members["diverged"] else "")
+    )
 
 
 def print_outcome(args, jobs, runs, counts) -> None:
     """The swept cells at their best lr, and what was trained, skipped or left to another sweep."""
     wanted = {rid for j in jobs for rid in j.run_ids().values()}
     table = sweep.summary_table(findings.at_best_lr(runs[runs.run_id.isin(wanted)]))
-    cols = ["task", "attention", "lr", "seeds", "solved", "test_acc", "test_acc_std", "test_loss", "params_attention",
-            "seconds_per_step"]  # fmt: skip
+    cols = [
+        "task",
+        "attention",
+        "lr",
+        "seeds",
+        "solved",
+        "test_acc",
+        "test_acc_std",
+        "test_loss",
+        "params_attention",
+        "seconds_per_step",
+    ]
     print(
         table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}") if not table.empty else "no finished runs"
     )
-    stops = (f"; {counts['solved']} solved, {counts['cap']} censored at the cap, {counts['pruned']} stopped with an "
-             "lr that could not be chosen" if "solved" in counts else "")  # fmt: skip
+    stops = (
+        f"; {counts['solved']} solved, {counts['cap']} censored at the cap, {counts['pruned']} stopped with an "
+        "lr that could not be chosen"
+        if "solved" in counts
+        else ""
+    )
     print(
         f"trained {counts['trained']} runs ({counts['diverged']} diverged{stops}), skipped {counts['skipped']} "
         "already stored" + (f", {counts['claimed']} being trained by another sweep" if counts["claimed"] else "")

@@ -28,8 +28,7 @@ class LayerNorm(nn.LayerNorm):
         if self.weight.dim() == 1:
             return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
         # One fused call per member (its affine inside the kernel, forward and backward), as the plain
-        # model runs it: one call for all members plus a per-member addcmul was 2-3% slower per step,
-        # the addcmul's backward being three more passes over the activations (docs/benchmarks.md).
+        # model runs it: a separate per-member affine costs three more passes over the activations backward.
         members = zip(x.unbind(0), self.weight, self.bias)
         return torch.stack([F.layer_norm(m, self.normalized_shape, w, b, self.eps) for m, w, b in members])
 
@@ -79,8 +78,8 @@ class Transformer(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_final = LayerNorm(cfg.d_model)
         self.unembed = Linear(cfg.d_model, cfg.vocab_size, bias=False)
-        # Embeddings keep PyTorch's N(0, 1): GPT-2's 0.02 suits d_model=768; at d_model=64 it stalls
-        # the previous-token head that associative recall needs (measured: 33% vs 100% at 600 steps).
+        # Embeddings keep PyTorch's N(0, 1): GPT-2's 0.02 suits d_model=768, but at d_model=64 it makes the
+        # embeddings too small for the previous-token head that associative recall needs to form.
 
     def residual(self, tokens: torch.Tensor) -> torch.Tensor:
         T = tokens.shape[-1]

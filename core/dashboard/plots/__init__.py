@@ -1,6 +1,9 @@
 """Every figure the dashboard shows. Builders take tidy DataFrames and return plotly figures.
 
 One fixed colour per parameterization, and the registry's order as the legend order, everywhere.
+Holds style (colours, order, axes, each figure built once), outcomes (accuracy strips, lr sweeps, update
+sizes), scaling (the scan charts) and matrix (the Overview's verdict matrix as HTML and SVG); the curve and
+similarity builders are here.
 """
 
 import numpy as np
@@ -89,16 +92,46 @@ def _curve_traces(b, x, name, c, band, log_y, seeds, smoothing, first) -> list[d
         lo, hi = (b["mean"] - b["std"], b["mean"] + b["std"]) if band == "std" else (b["min"], b["max"])
         if log_y:  # a log axis cannot show mean - std <= 0; the worst seed bounds the band there
             lo = np.maximum(lo, b["min"])
-        out.append(dict(type="scatter", x=np.r_[b[x], b[x][::-1]], y=np.r_[hi, lo[::-1]], fill="toself",
-                        fillcolor=_rgba(c, 0.18), line=dict(width=0), hoverinfo="skip", showlegend=False,
-                        legendgroup=name, name=f"{name} band"))  # fmt: skip
+        out.append(
+            dict(
+                type="scatter",
+                x=np.r_[b[x], b[x][::-1]],
+                y=np.r_[hi, lo[::-1]],
+                fill="toself",
+                fillcolor=_rgba(c, 0.18),
+                line=dict(width=0),
+                hoverinfo="skip",
+                showlegend=False,
+                legendgroup=name,
+                name=f"{name} band",
+            )
+        )
     if seeds is not None:
         for _, r in seeds.sort_values(x).groupby("run_id"):
-            out.append(dict(type="scatter", x=r[x].to_numpy(), y=ema(r["value"].to_numpy(), smoothing), mode="lines",
-                            line=dict(color=_rgba(c, 0.45), width=1), legendgroup=name, showlegend=False,
-                            name=f"{name} seed {r['seed'].iloc[0]}"))  # fmt: skip
-    out.append(dict(type="scatter", x=b[x].to_numpy(), y=b["mean"].to_numpy(), mode="lines",
-                    line=dict(color=c, width=2), name=name, legendgroup=name, showlegend=first))  # fmt: skip
+            out.append(
+                dict(
+                    type="scatter",
+                    x=r[x].to_numpy(),
+                    y=ema(r["value"].to_numpy(), smoothing),
+                    mode="lines",
+                    line=dict(color=_rgba(c, 0.45), width=1),
+                    legendgroup=name,
+                    showlegend=False,
+                    name=f"{name} seed {r['seed'].iloc[0]}",
+                )
+            )
+    out.append(
+        dict(
+            type="scatter",
+            x=b[x].to_numpy(),
+            y=b["mean"].to_numpy(),
+            mode="lines",
+            line=dict(color=c, width=2),
+            name=name,
+            legendgroup=name,
+            showlegend=first,
+        )
+    )
     return out
 
 
@@ -141,16 +174,45 @@ def lines_by_attention(
             a = cells[(f, name) if facet else (name,)].sort_values(x)
             err = None
             if spread:
-                err = dict(type="data", symmetric=False, array=(a[spread[1]] - a[y]).tolist(),
-                           arrayminus=(a[y] - a[spread[0]]).tolist())  # fmt: skip
-            placed.append((dict(type="scatter", x=a[x].tolist(), y=a[y].tolist(), error_y=err, mode="lines+markers",
-                                name=name, line=dict(color=color(name)), legendgroup=name, showlegend=i == 0),
-                           cell(i, cols)))  # fmt: skip
+                err = dict(
+                    type="data",
+                    symmetric=False,
+                    array=(a[spread[1]] - a[y]).tolist(),
+                    arrayminus=(a[y] - a[spread[0]]).tolist(),
+                )
+            placed.append(
+                (
+                    dict(
+                        type="scatter",
+                        x=a[x].tolist(),
+                        y=a[y].tolist(),
+                        error_y=err,
+                        mode="lines+markers",
+                        name=name,
+                        line=dict(color=color(name)),
+                        legendgroup=name,
+                        showlegend=i == 0,
+                    ),
+                    cell(i, cols),
+                )
+            )
         if reference is not None:
             r = (refs.get(f, reference.iloc[0:0]) if facet else reference).sort_values(x)
-            placed.append((dict(type="scatter", x=r[x].tolist(), y=r[y].tolist(), mode="lines", name=reference_name,
-                                legendgroup="ref", line=dict(color=REFERENCE_COLOR, dash="dash"), showlegend=i == 0),
-                           cell(i, cols)))  # fmt: skip
+            placed.append(
+                (
+                    dict(
+                        type="scatter",
+                        x=r[x].tolist(),
+                        y=r[y].tolist(),
+                        mode="lines",
+                        name=reference_name,
+                        legendgroup="ref",
+                        line=dict(color=REFERENCE_COLOR, dash="dash"),
+                        showlegend=i == 0,
+                    ),
+                    cell(i, cols),
+                )
+            )
     add_placed(fig, placed)
     fig.update_xaxes(type="log" if log_x else "linear", title_text=x)
     fig.update_yaxes(type="log" if log_y else "linear")
@@ -171,8 +233,21 @@ def bars_by_attention(
         for name in ordered(n for key, n in cells if key == f):
             a = cells[(f, name)]
             err = dict(type="data", array=a[error].tolist()) if error else None
-            placed.append((dict(type="bar", x=[name], y=a[y].tolist(), error_y=err, marker_color=color(name),
-                                name=name, legendgroup=name, showlegend=i == 0), cell(i, cols)))  # fmt: skip
+            placed.append(
+                (
+                    dict(
+                        type="bar",
+                        x=[name],
+                        y=a[y].tolist(),
+                        error_y=err,
+                        marker_color=color(name),
+                        name=name,
+                        legendgroup=name,
+                        showlegend=i == 0,
+                    ),
+                    cell(i, cols),
+                )
+            )
     add_placed(fig, placed)
     for i, f in enumerate(facets):  # after the bars: plotly draws a line only on a subplot that has data
         if baseline and f in baseline:
@@ -228,12 +303,22 @@ def attention_grid(patterns: dict, tokens: list[str]) -> go.Figure:
     for i, name in enumerate(names):
         for h in range(patterns[name].shape[0]):
             T = patterns[name][h].shape[-1]
-            traces.append(go.Heatmap(
-                z=np.round(patterns[name][h], 3),  # (T query, T key); 3 decimals (hover shows 2): a third of the bytes
-                x=labels[:T] if len(labels) >= T else None, y=labels[:T] if len(labels) >= T else None,
-                zmin=0, zmax=1, colorscale="Blues", showscale=i == 0 and h == 0,
-                colorbar=dict(title=dict(text="weight", side="right"), thickness=12, len=0.6), name=name,
-                hovertemplate="query %{y} → key %{x}: %{z:.2f}<extra></extra>"))  # fmt: skip
+            traces.append(
+                go.Heatmap(
+                    z=np.round(
+                        patterns[name][h], 3
+                    ),  # (T query, T key); 3 decimals (hover shows 2): a third of the bytes
+                    x=labels[:T] if len(labels) >= T else None,
+                    y=labels[:T] if len(labels) >= T else None,
+                    zmin=0,
+                    zmax=1,
+                    colorscale="Blues",
+                    showscale=i == 0 and h == 0,
+                    colorbar=dict(title=dict(text="weight", side="right"), thickness=12, len=0.6),
+                    name=name,
+                    hovertemplate="query %{y} → key %{x}: %{z:.2f}<extra></extra>",
+                )
+            )
             rows.append(i + 1), cols.append(h + 1)
     fig.add_traces(traces, rows=rows, cols=cols)  # one batch: 32 add_trace calls took most of the build
     fig.update_annotations(font_size=11)
