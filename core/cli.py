@@ -25,7 +25,7 @@ def add_summary(sub):
 
 def print_endpoints(runs) -> None:
     """The criterion runs' two endpoints per cell, against standard, Holm-corrected over the table."""
-    from .analysis import endpoints
+    from .analysis import endpoints, stats
 
     table = endpoints.endpoints(runs, list(ATTENTION_NAMES), list(TASKS))
     if table.empty:
@@ -44,7 +44,7 @@ def print_endpoints(runs) -> None:
             + (
                 ""
                 if r.attention == "standard"
-                else f"; Holm p {r.fisher_holm:.3g} / {r.logrank_holm:.3g}: {endpoints.verdict(r)}"
+                else f"; Holm p {stats.p_text(r.fisher_holm)} / {stats.p_text(r.logrank_holm)}: {endpoints.verdict(r)}"
             )
         )
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import endpoints, findings, scaling, similarity
+from .analysis import endpoints, findings, scaling, similarity, stats
 from .attention import NAMES
 from .experiments.sweep import accuracy_table
 from .results import provenance as prov
@@ -57,7 +57,7 @@ def _endpoints(runs: pd.DataFrame) -> str:
                 f"{_steps(r.median_steps)} [{_steps(r.median_lo)}, {_steps(r.median_hi)}]" for r in table.itertuples()
             ],
             "Holm p (Fisher / log-rank)": [
-                "" if r.attention == "standard" else f"{r.fisher_holm:.2g} / {r.logrank_holm:.2g}"
+                "" if r.attention == "standard" else f"{stats.p_text(r.fisher_holm)} / {stats.p_text(r.logrank_holm)}"
                 for r in table.itertuples()
             ],
             "against standard": [endpoints.verdict(r) for r in table.itertuples()],
@@ -102,7 +102,7 @@ def _scaling(everything: pd.DataFrame) -> list[str]:
         th = scaling.thresholds(table, order)
         th = th.assign(
             threshold=[scaling.threshold_text(axis, t) for t in th.threshold],
-            p_holm=th.p_holm.map(lambda v: "" if pd.isna(v) else f"{v:.2g}"),
+            p_holm=th.p_holm.map(stats.p_text),
         )
         out += [_table(th[["attention", "threshold", "lapses", "vs_reference", "p_holm", "verdict"]].fillna("")), ""]
         out += [f"- {line}" for line in scaling.sentences(table, axis, order)]

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.analysis import endpoints, findings, scaling, similarity
+from core.analysis import endpoints, findings, scaling, similarity, stats
 from core.dashboard import catalog, charts, plots, ui, urls
 from core.dashboard.plots import ORDER, matrix
 
@@ -24,7 +24,9 @@ order_all = [n for n in ORDER if n in {a for t in tables.values() for a in t.att
 thresholds = ui.scan_thresholds(["standard", *[n for n in order_all if n != "standard"]])
 
 
-NO_ANSWER = "select standard and these parameterizations in the sidebar"
+def no_answer(names: list[str]) -> str:
+    """What to do when the store or the sidebar leaves a question without runs to answer it."""
+    return "no runs to answer it: select " + " and ".join(f"`{n}`" for n in ["standard", *names]) + " in the sidebar"
 
 
 def verdicts(names: list[str], short: bool = False) -> str:
@@ -54,7 +56,7 @@ def glance(names: list[str], on: tuple[str, ...]) -> str:
     """The answer in one line: the scans' thresholds where the question has them, else the task verdicts."""
     words = ui.scan_words(names)
     lines = [words[axis][1] for axis in on if axis in words and words[axis][1]]
-    return "; ".join(lines) or verdicts(names, short=True) or NO_ANSWER
+    return "; ".join(lines) or verdicts(names, short=True) or no_answer(names)
 
 
 BEST = {"lr": ui.BEST}  # every answer at each parameterization's own best learning rate
@@ -166,7 +168,7 @@ def induction_line(names: list[str]) -> str:
 
 for question, names, lead, page, what, params, on, also in QUESTIONS:
     cols = st.columns([7, 2], vertical_alignment="center")
-    answer = (lead + ". " if lead else "") + (verdicts(names) or NO_ANSWER)
+    answer = (lead + ". " if lead else "") + (verdicts(names) or no_answer(names))
     answer += scan_line(names)  # the full answer: every axis scanned
     answer += induction_line(names) + budget_line(names) + practice_line(names)
     cols[0].markdown(f"**{question}** " + (lead + "; " if lead else "") + glance(names, on), help=answer)
@@ -180,11 +182,18 @@ if not cmp.empty:
             "attention": r.attention,
             "column": r.task,
             "verdict": r.verdict,
-            "text": f"{r.solved}/{r.n}" if r.solved < r.n or r.ref_solved < r.ref_n else f"×{r.ratio:.2g}",
+            "text": f"{r.solved}/{r.n}"
+            if r.solved < r.n or r.ref_solved < r.ref_n or not np.isfinite(r.ratio)  # one seed: no ratio to show
+            else f"×{r.ratio:.2g}",
             "hover": (
                 f"{r.attention} vs standard on {r.task}: {r.verdict}<br>solved {r.solved}/{r.n} vs "
-                f"{r.ref_solved}/{r.ref_n} (Fisher p {r.fisher_p:.2g})<br>test loss ×{r.ratio:.3g} "
-                f"[{r.ratio_lo:.3g}, {r.ratio_hi:.3g}], Holm p {r.p_holm:.2g}<br>lr {r.lr:g} vs {r.ref_lr:g}"
+                f"{r.ref_solved}/{r.ref_n} (Fisher p {stats.p_text(r.fisher_p)})<br>"
+                + (
+                    f"test loss ×{r.ratio:.3g} [{r.ratio_lo:.3g}, {r.ratio_hi:.3g}], Holm p {stats.p_text(r.p_holm)}"
+                    if np.isfinite([r.ratio, r.ratio_lo, r.ratio_hi]).all()
+                    else "test loss: too few seeds for a ratio with an interval"
+                )
+                + f"<br>lr {r.lr:g} vs {r.ref_lr:g}"
             ),
         }
         for r in cmp.itertuples()
@@ -201,8 +210,13 @@ if not cmp.empty:
                     "text": text.removeprefix(f"{spec.var} ") + ("*" if r.lapses else ""),
                     "hover": f"{r.attention}: solves ≥ {findings.ROBUST:.0%} of seeds at {text} "
                     f"(standard: {scaling.threshold_text(a, th.threshold.iloc[0])}); "
-                    f"{r.vs_reference}; Fisher at the parting setting, Holm p "
-                    f"{r.p_holm:.2g}" + (f"<br>* not at the easier {spec.var} {r.lapses}" * bool(r.lapses)),
+                    f"{r.vs_reference}; "
+                    + (
+                        f"Fisher at the parting setting, Holm p {stats.p_text(r.p_holm)}"
+                        if r.p_holm == r.p_holm
+                        else "no test: the same threshold"
+                    )
+                    + (f"<br>* not at the easier {spec.var} {r.lapses}" * bool(r.lapses)),
                 }
             )
     cells = pd.DataFrame(cells)
@@ -307,8 +321,9 @@ shown = table.assign(
         for k, n, lo, hi in zip(table.solved, table.seeds, table.solved_lo, table.solved_hi)
     ],
     test_acc=ui.fmt_mean_std(table.test_acc, table.test_acc_std, 3),
-    test_loss=ui.fmt_mean_std(table.test_loss, table.test_loss_std, 4),
+    test_loss=ui.fmt_mean_std(table.test_loss, table.test_loss_std, 2, "g"),  # solved cells sit near 1e-5
     improving=[f"{i}/{n - k}" if n > k else "–" for i, n, k in zip(table.improving, table.seeds, table.solved)],
+    **{c: [f"{v:.3f}" if v == v else "–" for v in table[c]] for c in ("chance (in context)", "chance (unqueried)")},
 ).drop(columns=["test_loss_std", "test_acc_std", "solved_lo", "solved_hi"])
 st.dataframe(
     shown,
@@ -317,10 +332,8 @@ st.dataframe(
     column_config={
         "lr": st.column_config.NumberColumn("lr", format="%.0e"),
         "solved": st.column_config.TextColumn("solved k/n [Wilson 95%]"),
-        "improving": st.column_config.TextColumn("unsolved, still improving"),
+        "improving": st.column_config.TextColumn("still improving", help="unsolved seeds still improving"),
         "seconds_per_step": st.column_config.NumberColumn("s / step (ensemble)", format="%.4f"),
-        "chance (in context)": st.column_config.NumberColumn(format="%.3f"),
-        "chance (unqueried)": st.column_config.NumberColumn(format="%.3f"),
     },
 )
 ui.download(table, "summary")

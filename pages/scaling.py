@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from core.analysis import findings, scaling
+from core.analysis import findings, scaling, stats
 from core.dashboard import ui, urls
 from core.dashboard.plots import ORDER
 from core.dashboard.plots.scaling import outcome_vs_axis
@@ -71,13 +71,19 @@ st.subheader("Thresholds")
 grows = spec.grows
 th = scaling.thresholds(table, ["standard", *[n for n in order if n != "standard"]] if "standard" in order else order)
 edge = f"smallest {spec.var} that" if grows else f"largest {spec.var} that"
+shown = th.assign(  # words, not NaN: no threshold is "never", no test is said so
+    threshold=[scaling.threshold_text(axis, t) for t in th.threshold],
+    n=["" if n != n else f"{n:.0f}" for n in th.n],
+    p=th.p.map(stats.p_text),
+    p_holm=th.p_holm.map(stats.p_text),
+)
 st.dataframe(
-    th,
+    shown,
     hide_index=True,
     width="stretch",
     column_config={
-        "threshold": st.column_config.NumberColumn(f"{edge} solves ≥ {findings.ROBUST:.0%}", format="%g"),
-        "n": st.column_config.NumberColumn("seeds there"),
+        "threshold": f"{edge} solves ≥ {findings.ROBUST:.0%}",
+        "n": "seeds there",
         "vs_reference": "vs standard",
         "lapses": "but not at (easier, k/n)",
     },

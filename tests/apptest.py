@@ -1,8 +1,11 @@
 """What the AppTest suites share: open a page through the router (with the sidebar checked), its charts' specs."""
 
+import re
 import time
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from streamlit.testing.v1 import AppTest
 
 from core.dashboard import charts
@@ -57,3 +60,18 @@ def page_text(at: AppTest) -> str:
     """The page's text elements joined: what a visitor reads, to search for a message."""
     parts = [e.value for kind in ("markdown", "info", "warning", "error", "caption", "code") for e in at.get(kind)]
     return " ".join(str(p) for p in parts)
+
+
+def assert_no_missing_values_shown(at) -> None:
+    """No 'nan', 'NaN' or 'None' reaches a visitor: not in the text, the HTML, or a table's cells (a missing
+    value in a dataframe is drawn as 'None')."""
+    html = " ".join(el.proto.body for el in at.get("html") if charts.spec(el.proto.body) is None)
+    shown = re.findall(r"(?<![\w.-])(?:nan|NaN|None)(?![\w-])", page_text(at) + " " + html)
+    assert not shown, shown
+    for table in at.dataframe:  # read as Arrow: AppTest's own pandas conversion fails on categorical columns
+        arrow = pa.ipc.open_stream(table.proto.arrow_data.data).read_all()
+        floats = [c for c in arrow.column_names if pa.types.is_floating(arrow[c].type)]
+        missing = [c for c in arrow.column_names if arrow[c].null_count] + [
+            c for c in floats if pc.any(pc.is_nan(arrow[c])).as_py()
+        ]
+        assert not missing, missing

@@ -12,10 +12,10 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from apptest import PAGES, ROOT, open_page, specs
+from apptest import PAGES, ROOT, assert_no_missing_values_shown, open_page, specs
 from streamlit.testing.v1 import AppTest
 
-from core.dashboard import ui
+from core.dashboard import charts, ui
 from core.dashboard.plots import COLORS
 from core.experiments import sweep
 from core.training.config import TrainConfig
@@ -35,11 +35,13 @@ def test_page_renders_on_bundled_data(page):
     for spec in charts:  # each chart's camera button saves a 2x PNG named for it, for slides
         image = spec["config"]["toImageButtonOptions"]
         assert image["format"] == "png" and image["scale"] == 2 and image["filename"]
+        assert spec["config"]["showSendToCloud"] is False  # no third-party upload from a shared deployment
         axes = [v for k, v in spec["layout"].items() if k.startswith(("xaxis", "yaxis"))]
         assert axes and all(a["exponentformat"] == "e" for a in axes)  # plain numbers, tidied as built
         assert all(a.get("dtick") == 1 for a in axes if a.get("type") == "log" and "tickvals" not in a)
     if PAGES[page]:
         assert len(at.get("download_button")) >= PAGES[page]
+    assert_no_missing_values_shown(at)
 
 
 @pytest.mark.parametrize("page", ["loss_curves", "runtime", "similarity"])
@@ -166,7 +168,6 @@ def test_overview_draws_its_seeds_strip_only_when_opened_and_a_link_can_open_it(
 def test_pages_without_charts_warm_plotly_js_and_chart_pages_do_not():
     """The Overview and Runs (nothing ticked) load the charts' plotly.js once the browser is idle, so the chart
     page a visitor opens next finds it ready; a chart page loads it with its first chart and gets no warm-up."""
-    from core.dashboard import charts
 
     def warms(at) -> bool:
         return any("requestIdleCallback" in h.proto.body and charts.BUNDLE in h.proto.body for h in at.get("html"))
@@ -179,8 +180,6 @@ def test_charts_use_the_bundled_plotly_js_of_plotly_pys_version_and_only_trace_t
     """Every chart is drawn by static/'s cartesian plotly.js: the version the pinned plotly.py builds figures for,
     and it registers every trace type the pages draw (a type it lacks would leave an empty chart)."""
     import plotly.offline
-
-    from core.dashboard import charts
 
     bundle = charts.PATH.read_text()
     assert f"v{plotly.offline.get_plotlyjs_version()}\n" in bundle[:200]
@@ -349,16 +348,13 @@ def test_delta_curves_pair_each_seed_with_standards():
     assert fig["layout"]["yaxis"].get("type") != "log" and len(fig["layout"]["shapes"]) == 1  # the zero line
 
 
-def test_the_served_config_turns_off_the_file_watcher():
-    """Streamlit reads .streamlit/config.toml from where `streamlit run app.py` starts: no per-session module walk."""
-    out = subprocess.run(
-        [sys.executable, "-c", "from streamlit import config; print(config.get_option('server.fileWatcherType'))"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert out.stdout.strip() == "none"
+def test_the_served_config_turns_off_the_file_watcher_and_usage_statistics():
+    """Streamlit reads .streamlit/config.toml from where `streamlit run app.py` starts: no per-session module walk,
+    and nothing sent to third parties."""
+    options = "c.get_option('server.fileWatcherType'), c.get_option('browser.gatherUsageStats')"
+    read = f"from streamlit import config as c; print({options})"
+    out = subprocess.run([sys.executable, "-c", read], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["none", "False"]
 
 
 def test_similarity_matches_each_run_to_its_own_step0_reading_only_the_selected_rows():

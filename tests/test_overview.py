@@ -35,3 +35,32 @@ def test_the_001_answer_reads_equal_budgets_and_the_002_answer_real_models():
     for r in similarity.practice(st.load_named(ROOT / "data", "pretrained")).itertuples():
         assert f"{r.model} ({r.kind}) sym_QK {r.sym_QK:.2f}" in helps["002"]
     assert "n = 1 model per class" in helps["002"]
+
+
+def _store_of(root, name, runs):
+    """A store holding these runs' files (and data/'s stored analyses), as a visitor would pick it by name."""
+    import shutil
+
+    from core.results import store as st
+
+    (root / name / "runs").mkdir(parents=True)
+    for rid in runs.run_id:
+        shutil.copy(st.run_path(ROOT / "data", rid), root / name / "runs")
+    shutil.copytree(ROOT / "data" / "analysis", root / name / "analysis")
+
+
+def test_a_one_seed_store_shows_counts_not_nan_and_a_store_without_standard_names_what_to_select(stores_root):
+    from apptest import assert_no_missing_values_shown, page_text
+
+    from core.results import store as st
+
+    view = findings_view(st.load_runs(ROOT / "data"))
+    view = view[view.task.isin(["reverse", "sort"])]
+    _store_of(stores_root, "one", view[(view.seed == 0) & (view.lr == 0.01)])
+    at = open_page("overview", store="one", lr="0.01")
+    assert_no_missing_values_shown(at)
+    assert "×nan" not in " ".join(h.proto.body for h in at.get("html"))
+    _store_of(stores_root, "nostd", view[(view.attention != "standard") & (view.lr == 0.01)])
+    at = open_page("overview", store="nostd", lr="0.01")
+    assert "select `standard` and `stacked` in the sidebar" in " ".join(m.value for m in at.markdown)
+    assert "Select `standard` in the sidebar" in page_text(at)

@@ -2,6 +2,7 @@
 (the files stay the deploy path for Streamlit Community Cloud)."""
 
 import shutil
+import site
 import subprocess
 import sys
 import tomllib
@@ -34,6 +35,12 @@ def test_pip_install_gives_the_package_and_its_command(tmp_path):
     shutil.copy(ROOT / "pyproject.toml", source)
     venv.create(tmp_path / "venv", system_site_packages=True, with_pip=False)
     python = tmp_path / "venv" / "bin" / "python"
+    # Run from a venv (as README says), system_site_packages sees the base interpreter's packages, not this
+    # venv's: a .pth hands it this environment's, so the build backend is the one the project installed.
+    inner = subprocess.run(
+        [str(python), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (Path(inner) / "outer.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     install = [
         sys.executable,
         "-m",

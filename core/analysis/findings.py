@@ -293,12 +293,12 @@ def improving_share(runs: pd.DataFrame) -> tuple[int, int]:
 def _ratio(c) -> str:
     return (
         f"test loss ×{c.ratio:.3g} of the reference's, 95% CI [{c.ratio_lo:.3g}, {c.ratio_hi:.3g}], "
-        f"Holm p = {c.p_holm:.2g}"
+        f"Holm p = {stats.p_text(c.p_holm)}"
     )
 
 
 def _counts(c) -> str:
-    return f"solved {c.solved}/{c.n} vs {c.ref_solved}/{c.ref_n}, Fisher p = {c.fisher_p:.2g}"
+    return f"solved {c.solved}/{c.n} vs {c.ref_solved}/{c.ref_n}, Fisher p = {stats.p_text(c.fisher_p)}"
 
 
 def sentences(

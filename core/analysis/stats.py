@@ -119,3 +119,12 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
         return m, m, m
     half = t_quantile(1 - (1 - level) / 2, len(x) - 1) * float(np.std(x, ddof=1)) / math.sqrt(len(x))
     return m, m - half, m + half
+
+
+def p_text(p: float, alpha: float = 0.05) -> str:
+    """A p-value in two significant digits, with more where two would round onto the decision line (0.0496 is
+    '0.0496', not '0.05', when the rule is p < 0.05); 'no test' where none was made (NaN)."""
+    if p is None or not np.isfinite(p):
+        return "no test"
+    text = f"{p:.2g}"
+    return f"{p:.3g}" if float(text) == alpha and p != alpha else text

@@ -233,7 +233,11 @@ def csv_of(df: pd.DataFrame):
 
 def chart(fig, data: pd.DataFrame, name: str) -> None:
     """The figure (its camera button saves a 2x PNG named for the chart, for slides) and a CSV of its data."""
-    config = {"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}, "displaylogo": False}
+    config = {
+        "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
+        "displaylogo": False,
+        "showSendToCloud": False,  # plotly.js 4 offers to upload the data to Plotly Cloud unless told not to
+    }
     charts.draw(fig, name, config)  # tidied as built (plots.style.built_once)
     download(data, name)
 
@@ -261,9 +265,14 @@ def require_runs(df: pd.DataFrame) -> bool:
     return False
 
 
-def fmt_mean_std(mean: pd.Series, std: pd.Series, digits: int = 3) -> pd.Series:
+def fmt_mean_std(mean: pd.Series, std: pd.Series, digits: int = 3, spec: str = "f") -> pd.Series:
+    """'0.998 ± 0.001'; spec "g" keeps small numbers visible ('1.5e-05 ± 3e-06', never '0.0000 ± 0.0000');
+    '–' where the mean is missing (no finished seed)."""
     std = std.fillna(0.0)
-    return pd.Series([f"{m:.{digits}f} ± {s:.{digits}f}" for m, s in zip(mean, std)], index=mean.index)
+    return pd.Series(
+        [f"{m:.{digits}{spec}} ± {s:.{digits}{spec}}" if m == m else "–" for m, s in zip(mean, std)],
+        index=mean.index,
+    )
 
 
 def require_router() -> None:
