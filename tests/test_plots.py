@@ -184,3 +184,28 @@ def test_a_charts_html_carries_its_figure_intact_and_no_text_can_close_its_scrip
 def test_small_multiples_of_nothing_are_an_empty_chart_that_says_so():
     fig = plots.head_heatmaps(pd.DataFrame(columns=["attention", "layer", "head", "value"]))
     assert not fig.data and fig.layout.annotations[0].text == "nothing to show for this selection"
+
+
+def test_loss_curve_chance_lines_sit_on_their_own_tasks_panel_and_bands_stay_within_the_seeds():
+    """The loss-curve figure is rebuilt from its dict (built_once), so its chance lines name each panel's axes;
+    levels of one value are one line with both names; a ±std band never leaves the seeds' range (accuracy
+    in [0, 1])."""
+    import base64
+
+    import numpy as np
+
+    rows = [
+        {"task": t, "attention": "standard", "run_id": f"{t}{s}", "seed": s, "step": step, "value": v}
+        for t in ("a", "b", "c")
+        for s, end in enumerate([1.0, 0.2])  # one seed solves, one does not: mean ± std overshoots 1 and 0
+        for step, v in ((0, 0.0), (10, end))
+    ]
+    fig = plots.loss_curves(pd.DataFrame(rows), "test_acc", tasks=["a", "b", "c"])
+    levels = {"a": {"in_context": 0.1}, "b": {"in_context": 0.2}, "c": {"uniform": 0.3, "in_context": 0.3}}
+    fig = plots.with_levels(fig, ["a", "b", "c"], levels)
+    assert sorted((s.y0, s.yref) for s in fig.layout.shapes) == [(0.1, "y"), (0.2, "y2"), (0.3, "y3")]
+    labels = {(a.text, a.yref) for a in fig.layout.annotations if a.yref in ("y", "y2", "y3")}
+    assert labels == {("in_context", "y"), ("in_context", "y2"), ("uniform = in_context", "y3")}
+    y = next(t for t in fig.data if t.name == "standard band").y
+    y = np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"]) if isinstance(y, dict) else np.asarray(y)
+    assert y.min() >= 0.0 and y.max() <= 1.0

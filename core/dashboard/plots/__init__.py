@@ -90,8 +90,8 @@ def _curve_traces(b, x, name, c, band, log_y, seeds, smoothing, first) -> list[d
     out = []
     if band in ("std", "minmax"):
         lo, hi = (b["mean"] - b["std"], b["mean"] + b["std"]) if band == "std" else (b["min"], b["max"])
-        if log_y:  # a log axis cannot show mean - std <= 0; the worst seed bounds the band there
-            lo = np.maximum(lo, b["min"])
+        # never past the seeds themselves: an accuracy band stays in [0, 1], a log axis never meets a value <= 0
+        lo, hi = np.maximum(lo, b["min"]), np.minimum(hi, b["max"])
         out.append(
             dict(
                 type="scatter",

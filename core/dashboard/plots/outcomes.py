@@ -147,12 +147,28 @@ def update_sizes(df: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def with_levels(fig: go.Figure, tasks: list[str], levels: dict, cols: int = 3) -> go.Figure:
+def with_levels(fig: go.Figure, tasks: list[str], levels: dict) -> go.Figure:
     """Dashed reference lines ({task: {name: value}}) on each task's panel of a small-multiples figure."""
-    cols = max(1, min(cols, len(tasks)))
     for i, task in enumerate(tasks):
-        row, col = i // cols + 1, i % cols + 1
+        # the panel's own axes by name (x3, y3 for the third), not row/col: a figure rebuilt from its dict
+        # (built_once) has no subplot grid, and plotly then puts every line on the first panel
+        n = "" if i == 0 else str(i + 1)
+        same = {}  # levels of one value are one line, named once: two labels would be drawn over each other
         for label, value in levels.get(task, {}).items():
-            line = dict(color=REFERENCE_COLOR, dash=_DASH.get(label, "dot"), width=1)
-            fig.add_hline(y=value, line=line, annotation_text=label, annotation_font_size=9, row=row, col=col)
+            if value == value:
+                same.setdefault(round(value, 9), []).append(label)
+        for value, labels in same.items():
+            line = dict(color=REFERENCE_COLOR, dash=_DASH.get(labels[0], "dot"), width=1)
+            fig.add_shape(type="line", xref=f"x{n} domain", yref=f"y{n}", x0=0, x1=1, y0=value, y1=value, line=line)
+            fig.add_annotation(
+                xref=f"x{n} domain",
+                yref=f"y{n}",
+                x=1,
+                y=value,
+                text=" = ".join(labels),
+                showarrow=False,
+                xanchor="right",
+                yanchor="bottom",
+                font_size=9,
+            )
     return fig
