@@ -131,7 +131,7 @@ def _practice(store: Path) -> str:
 
 
 def _step_size(store: Path, runs: pd.DataFrame) -> str:
-    every = runs[(runs.status == "ok") & (runs.steps == runs.groupby("task").steps.transform("max"))]
+    every = findings.one_length(runs[runs.status == "ok"])
     names = [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(every.n_layers.max()))]
     sizes = findings.update_sizes(st.load_metrics(store, list(every.run_id), names), every)
     return findings.mechanism(sizes, every) or "No update-size metrics in this store."

@@ -66,7 +66,7 @@ def update_sizes() -> None:
         "`identity` has no attention parameters at all (no W_Q, W_K, W_V or W_O)."
     )
     every = ui.selected_runs(finished=True, lr=ui.ALL)
-    every = every[every.steps == every.groupby("task").steps.transform("max")]  # one schedule per task
+    every = findings.one_length(every)  # one length for all: a mean over tasks of different lengths would jump
     lrs = sorted(set(every.lr))
     options = [f"{v:g}" for v in lrs]
     shared = urls.url_widget(st.selectbox, "shared lr", "mech_lr", options[len(options) // 2], options=options)
@@ -84,7 +84,9 @@ def update_sizes() -> None:
             st.markdown(sentence)
         st.caption(
             "Computed from the runs (core.analysis.findings.mechanism): the ratio of mean per-step relative updates "
-            "at each shared lr, and the ratio of the best lrs chosen on validation, per task."
+            "at each shared lr, and the ratio of the best lrs chosen on validation, per task. Runs of one length "
+            f"only ({int(every.steps.iloc[0]):,} fixed steps: {', '.join(sorted(set(every.task)))}), so the mean "
+            "is over the same runs at every step."
         )
 
 

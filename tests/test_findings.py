@@ -245,3 +245,17 @@ def test_paired_difference_subtracts_the_reference_run_of_the_same_task_seed_and
     d = findings.paired_difference(curves)
     assert set(d.attention) == {"tied_qk"} and len(d) == 4 and (d.value == 2.0).all()
     assert findings.paired_difference(curves[curves.seed == 0].assign(seed=[0, 0, 5, 5])).empty  # no seed pairs
+
+
+def test_update_sizes_are_averaged_over_runs_of_one_length_only():
+    """A mean over runs of different lengths jumps where the shorter ones end (the Parameters page's chart did, at
+    step 800): one_length keeps the fixed-budget runs of the most common length, never criterion runs."""
+    runs = pd.DataFrame(
+        {
+            "run_id": list("abcdef"),
+            "steps": [800, 800, 800, 1600, 6400, 6400],
+            "until": ["steps", "steps", "steps", "steps", "solved", "solved"],
+        }
+    )
+    assert list(findings.one_length(runs).run_id) == ["a", "b", "c"]
+    assert findings.one_length(runs[runs.until == "solved"]).empty

@@ -364,6 +364,13 @@ def time_to_solve(metrics: pd.DataFrame) -> pd.Series:
     return v.groupby("run_id").step.min()
 
 
+def one_length(runs: pd.DataFrame) -> pd.DataFrame:
+    """The fixed-budget runs of the most common length: a curve averaged over runs of different lengths (or
+    runs that stop when solved) would jump wherever the shorter ones end."""
+    fixed = runs[runs.get("until", pd.Series("steps", index=runs.index)) == "steps"]
+    return fixed[fixed.steps == fixed.steps.mode().iloc[0]] if len(fixed) else fixed
+
+
 def update_sizes(metrics: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Mean relative update per step of the effective W_QK and W_OV: rows matrix, attention, lr, step, value
     (mean over seeds, layers and the runs' tasks)."""
