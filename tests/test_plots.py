@@ -5,6 +5,15 @@ import pandas as pd
 from core.dashboard import plots
 
 
+def _array(v):
+    """A trace's values as numbers, whether plain or plotly's typed-array encoding (a figure built from a dict)."""
+    import base64
+
+    import numpy as np
+
+    return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]) if isinstance(v, dict) else np.asarray(v)
+
+
 def test_a_legend_lists_every_parameterization_drawn_in_any_facet_once():
     df = pd.DataFrame(
         {
@@ -190,10 +199,6 @@ def test_loss_curve_chance_lines_sit_on_their_own_tasks_panel_and_bands_stay_wit
     """The loss-curve figure is rebuilt from its dict (built_once), so its chance lines name each panel's axes;
     levels of one value are one line with both names; a ±std band never leaves the seeds' range (accuracy
     in [0, 1])."""
-    import base64
-
-    import numpy as np
-
     rows = [
         {"task": t, "attention": "standard", "run_id": f"{t}{s}", "seed": s, "step": step, "value": v}
         for t in ("a", "b", "c")
@@ -206,6 +211,44 @@ def test_loss_curve_chance_lines_sit_on_their_own_tasks_panel_and_bands_stay_wit
     assert sorted((s.y0, s.yref) for s in fig.layout.shapes) == [(0.1, "y"), (0.2, "y2"), (0.3, "y3")]
     labels = {(a.text, a.yref) for a in fig.layout.annotations if a.yref in ("y", "y2", "y3")}
     assert labels == {("in_context", "y"), ("in_context", "y2"), ("uniform = in_context", "y3")}
-    y = next(t for t in fig.data if t.name == "standard band").y
-    y = np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"]) if isinstance(y, dict) else np.asarray(y)
+    y = _array(next(t for t in fig.data if t.name == "standard band").y)
     assert y.min() >= 0.0 and y.max() <= 1.0
+
+
+def test_parameterizations_sharing_a_setting_are_dodged_apart_and_hover_their_true_value():
+    """Six best-lr stars at one lr, or tied_qk's line on gqa's, would draw on top of each other: each
+    parameterization's points move by its own small factor on the log x axis; the hover keeps the real lr."""
+    from core.dashboard.plots import outcomes, scaling
+    from core.dashboard.plots.style import ORDER
+
+    names = ORDER[:6]
+    df = pd.DataFrame(
+        [{"task": "a", "attention": n, "lr": lr, "seed": 0, "v": 1.0} for n in names for lr in (1e-3, 3e-3)]
+    )
+    best = pd.DataFrame({"task": "a", "attention": names, "lr": 1e-3})
+    fig = outcomes.lr_sweep(df, "v", ["a"], best)
+    (stars,) = [t for t in fig.data if t.name == "best lr"]
+    assert len(set(_array(stars.x))) == len(names) and all(abs(x / 1e-3 - 1) < 0.11 for x in _array(stars.x))
+    lines = [t for t in fig.data if t.name in names]
+    assert all(list(_array(t.customdata)) == [1e-3, 3e-3] for t in lines) and "customdata" in lines[0].hovertemplate
+    table = pd.DataFrame(
+        [
+            {
+                "attention": n,
+                "x": x,
+                "share": 1.0,
+                "solved": 5,
+                "n": 5,
+                "solved_lo": 0.57,
+                "solved_hi": 1.0,
+                "test_acc": 1.0,
+                "test_loss": 0.01,
+                "lr": 1e-3,
+                "steps": 800,
+            }
+            for n in ("tied_qk", "gqa")
+            for x in (8, 16)
+        ]
+    )
+    fig = scaling.outcome_vs_axis(table, "x", "d_head")
+    assert not set(_array(fig.data[0].x)) & set(_array(fig.data[1].x))

@@ -4,7 +4,19 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import REFERENCE_COLOR, _grid, _rgba, add_placed, built_once, cell, color, legend_once, lr_ticks, ordered
+from .style import (
+    REFERENCE_COLOR,
+    _grid,
+    _rgba,
+    add_placed,
+    built_once,
+    cell,
+    color,
+    dodge,
+    legend_once,
+    lr_ticks,
+    ordered,
+)
 
 _DASH = {"uniform": "dot", "in_context": "dash", "unqueried": "dashdot"}
 
@@ -70,8 +82,10 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
                 (
                     dict(
                         type="scatter",
-                        x=g["lr"],
+                        x=[lr * dodge(name) for lr in g["lr"]],
                         y=g["mean"],
+                        customdata=g["lr"],
+                        hovertemplate=f"{name}<br>lr %{{customdata:g}}<br>%{{y:.4g}}<extra></extra>",
                         mode="lines+markers",
                         name=name,
                         legendgroup=name,
@@ -93,7 +107,7 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
             )
             for lr, m in zip(g["lr"], g["mean"]):
                 if lr in best_lrs.get((task, name), ()):
-                    for key, value in zip(stars, (lr, m, c, f"{name}: best lr {lr:g} (on validation)")):
+                    for key, value in zip(stars, (lr * dodge(name), m, c, f"{name}: best lr {lr:g} (on validation)")):
                         stars[key].append(value)
         placed.append(
             (

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import built_once, color, ordered
+from .style import built_once, color, dodge, ordered
 
 
 @built_once
@@ -34,7 +34,7 @@ def outcome_vs_axis(
         ]
         fig.add_trace(
             go.Scatter(
-                x=a[x],
+                x=a[x] * (dodge(name) if log_x else 1.0),  # tied_qk would hide exactly under gqa
                 y=a[y],
                 error_y=err,
                 mode="lines+markers",
@@ -47,7 +47,7 @@ def outcome_vs_axis(
         )
         if seeds is not None and not seeds.empty:
             s = seeds[seeds.attention == name]
-            jitter = np.exp(np.random.default_rng(0).uniform(-0.04, 0.04, len(s))) if log_x else 1.0
+            jitter = np.exp(np.random.default_rng(0).uniform(-0.04, 0.04, len(s))) * dodge(name) if log_x else 1.0
             fig.add_trace(
                 go.Scatter(
                     x=s.x * jitter,

@@ -32,6 +32,17 @@ def color(name: str) -> str:
     return _EXTRA[len(models) + zlib.crc32(name.encode()) % (len(_EXTRA) - len(models))]
 
 
+DODGE_DECADES = 0.012  # a parameterization's offset step on a log x axis: ±0.04 decades (±10%) for eight
+
+
+def dodge(name: str) -> float:
+    """The factor that moves a parameterization's points on a log x axis, by its registry position: lines that
+    share values (tied_qk on gqa, six best-lr stars at one lr) stay visible and each keeps its own hover. One
+    rule for every chart whose x is a setting shared by all parameterizations."""
+    i = ORDER.index(name) if name in ORDER else len(ORDER) // 2
+    return 10 ** ((i - (len(ORDER) - 1) / 2) * DODGE_DECADES)
+
+
 def ordered(names) -> list[str]:
     names = list(dict.fromkeys(names))
     return [n for n in ORDER if n in names] + sorted(n for n in names if n not in ORDER)
