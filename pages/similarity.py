@@ -48,7 +48,10 @@ if d.empty:
 else:
     per_head = d.groupby(["attention", "layer", "head"], as_index=False)["value"].mean()
     lo, hi = (0, 1) if metric.startswith(("sym", "overlap")) else (None, None)
-    ui.chart(plots.head_heatmaps(per_head, zmin=lo, zmax=hi), per_head, f"heads-{metric}-{task}")
+    rand = ui.table("analysis", "random")
+    fixed = set(rand[(rand.metric == metric) & rand.by_construction].attention) if not rand.empty else set()
+    fig = plots.head_heatmaps(per_head, zmin=lo, zmax=hi, fixed=tuple(sorted(fixed)))
+    ui.chart(fig, per_head, f"heads-{metric}-{task}")
     st.markdown(
         "**Against matched baselines**: each run's own step-0 weights, and fresh initialisations of the "
         "same parameterization (its own shapes and init)."
@@ -122,7 +125,8 @@ st.dataframe(
 )
 ui.download(er, f"erank-{task}")
 st.caption(
-    f"σ_i / σ_1, mean over layers, heads and seeds. Standard's W_QK has rank ≤ r = {r}; bilinear's can reach "
+    f"σ_i / σ_1, mean over layers, heads and seeds; the axis stops at 1e-4, below which a value is the numerical "
+    f"zero of a rank-limited matrix. Standard's W_QK has rank ≤ r = {r}; bilinear's can reach "
     f"D = {D}. Effective rank of random matrices of the same shapes: "
     f"W_QK {base.loc['erank_QK', 'mean']:.1f}, W_OV {base.loc['erank_OV', 'mean']:.1f}."
 )

@@ -252,3 +252,16 @@ def test_parameterizations_sharing_a_setting_are_dodged_apart_and_hover_their_tr
     )
     fig = scaling.outcome_vs_axis(table, "x", "d_head")
     assert not set(_array(fig.data[0].x)) & set(_array(fig.data[1].x))
+
+
+def test_heatmaps_that_hold_by_construction_are_grey_and_spectra_stop_at_numerical_zero():
+    df = pd.DataFrame(
+        [{"attention": n, "layer": 0, "head": h, "value": 1.0} for n in ("standard", "tied_qk") for h in (0, 1)]
+    )
+    fig = plots.head_heatmaps(df, zmin=0, zmax=1, fixed=("tied_qk",))
+    standard, tied = fig.data
+    assert standard.showscale and not tied.showscale
+    assert {c[1] for c in tied.colorscale} <= {"#d9d9d9", "#bdbdbd"} and "by construction" in tied.hovertemplate
+    assert "tied_qk (by construction)" in [a.text for a in fig.layout.annotations]
+    spec = pd.DataFrame({"attention": "standard", "matrix": "W_QK", "index": [0, 1, 2], "value": [1.0, 0.3, 1e-9]})
+    assert tuple(plots.spectra(spec).layout.yaxis.range) == (-4, 0.1)

@@ -260,8 +260,9 @@ def bars_by_attention(
 
 
 @built_once
-def head_heatmaps(df: pd.DataFrame, zmin=None, zmax=None, colorscale="Viridis") -> go.Figure:
-    """df rows: attention, layer, head, value (already averaged over seeds). One layer x head grid per attention."""
+def head_heatmaps(df: pd.DataFrame, zmin=None, zmax=None, colorscale="Viridis", fixed=()) -> go.Figure:
+    """df rows: attention, layer, head, value (already averaged over seeds). One layer x head grid per attention;
+    `fixed`: parameterizations where the metric holds by construction, drawn in grey (nothing learned there)."""
     names = ordered(df["attention"])
     # one colour range for every panel, so one colour bar reads them all
     zmin = float(df["value"].min()) if zmin is None and not df.empty else zmin
@@ -276,16 +277,20 @@ def head_heatmaps(df: pd.DataFrame, zmin=None, zmax=None, colorscale="Viridis") 
                 y=[f"L{l}" for l in grid.index],
                 zmin=zmin,
                 zmax=zmax,
-                colorscale=colorscale,
+                colorscale=[[0, "#d9d9d9"], [1, "#bdbdbd"]] if name in fixed else colorscale,
                 name=name,
-                showscale=i == 0,
-                hovertemplate=f"{name} %{{y}} %{{x}}: %{{z:.3f}}<extra></extra>",
+                showscale=i == 0 and name not in fixed,
+                hovertemplate=f"{name} %{{y}} %{{x}}: %{{z:.3f}}"
+                + (" (by construction)" if name in fixed else "")
+                + "<extra></extra>",
             ),
             row=i // cols + 1,
             col=i % cols + 1,
         )
     for ann in fig.layout.annotations:  # title each small multiple in its parameterization's colour
         ann.font = dict(color=color(ann.text))
+        if ann.text in fixed:
+            ann.text = f"{ann.text} (by construction)"
     fig.update_layout(height=max(260, 220 * (-(-len(names) // cols))))
     return fig
 
@@ -335,7 +340,10 @@ def attention_grid(patterns: dict, tokens: list[str]) -> go.Figure:
 
 def spectra(df: pd.DataFrame, facet: str = "matrix") -> go.Figure:
     """df rows: attention, matrix, index, value (normalised singular values, mean over heads and seeds)."""
-    return lines_by_attention(df, "index", "value", facet=facet, log_y=True)
+    fig = lines_by_attention(df, "index", "value", facet=facet, log_y=True)
+    # below 1e-4 of the largest a singular value is the numerical zero of a rank-limited matrix (1e-8 and less
+    # in float32): the axis stops there, so the spectrum, not its rounding noise, fills the chart
+    return fig.update_yaxes(range=[-4, 0.1])
 
 
 from .outcomes import lr_sweep, strip, update_sizes, with_levels  # noqa: E402,F401 - outcome and lr figures
