@@ -58,12 +58,16 @@ st.subheader("Per layer")
 per_layer = d.groupby(["attention", "layer"], as_index=False)["value"].agg(["mean", "std"]).fillna(0.0)
 per_layer = per_layer.rename(columns={"mean": metric})
 fig = plots.lines_by_attention(per_layer, "layer", metric)
-for i, (name, value) in enumerate(base.items()):  # labels alternate sides, so close lines do not overlap
+same = {}  # baselines within 0.01 of each other are one line named once: labels would overlap and strike through
+for name, value in base.items():
+    same.setdefault(round(value, 2), []).append(name)
+for i, (value, names) in enumerate(same.items()):
     fig.add_hline(
         y=value,
-        line=dict(color=plots.color(name), dash="dot"),
-        annotation_text=f"random, {name} shapes",
+        line=dict(color=plots.color(names[0]) if len(names) == 1 else plots.REFERENCE_COLOR, dash="dot", width=1),
+        annotation_text=f"random, shapes of {', '.join(names)}",
         annotation_font_size=10,
+        annotation_bgcolor="rgba(255,255,255,0.8)",
         annotation_position="top left" if i % 2 else "bottom right",
     )
 ui.chart(fig, per_layer, f"practice-layers-{metric}")

@@ -376,3 +376,24 @@ def test_similarity_matches_each_run_to_its_own_step0_reading_only_the_selected_
     assert 0 < 100 * len(rows) < len(whole)
     expected = findings.matched_baselines(trained, whole, rand, runs, "cos_QK")
     pd.testing.assert_frame_equal(findings.matched_baselines(trained, rows, rand, runs, "cos_QK"), expected)
+
+
+def test_in_practice_names_each_random_baseline_once_and_keeps_the_models_apart_from_standard():
+    at = open_page("in_practice")
+    layout = specs(at)[0]["layout"]
+    ys = sorted(a["y"] for a in layout.get("annotations", []) if str(a.get("text", "")).startswith("random"))
+    assert ys and all(b - a >= 0.01 for a, b in zip(ys, ys[1:]))  # one line per distinct value
+    import colorsys
+
+    from core.analysis.pretrained import SOURCES
+    from core.dashboard.plots import color
+
+    def hue(c: str) -> float:
+        r, g, b = (int(c[i : i + 2], 16) / 255 for i in (1, 3, 5))
+        h, _, s = colorsys.rgb_to_hls(r, g, b)
+        return h * 360 if s > 0.15 else -1.0  # a grey has no hue: apart from every colour
+
+    for model in SOURCES:  # SmolLM2's line had a dark blue that read as standard's, the line it is compared with
+        gap = abs(hue(color(model.name)) - hue(COLORS["standard"]))
+        assert hue(color(model.name)) < 0 or min(gap, 360 - gap) > 45, model.name
+        assert color(model.name) not in COLORS.values()

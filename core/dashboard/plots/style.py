@@ -11,7 +11,8 @@ from ...attention import NAMES
 
 ORDER = list(NAMES)
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
-_EXTRA = ["#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173"]
+# pretrained models first (grey, olive): hues no parameterization uses, so SmolLM2 is never read as standard's blue
+_EXTRA = ["#7f7f7f", "#bcbd22", "#637939", "#8c6d31", "#843c39", "#7b4173"]
 COLORS = {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(ORDER)}
 _COMPONENT_SHADES = ["#3b3b3b", "#7a7a7a", "#a8a8a8", "#cfcfcf", "#e8e8e8"]
 REFERENCE_COLOR = "#111111"  # nn.MultiheadAttention, random baselines
