@@ -9,8 +9,8 @@ ui.require_router()
 st.title("Runs")
 st.markdown(
     "Every run of the sidebar's selection at every learning rate: its configuration and final numbers. Sort and "
-    "filter here (the choices go in the URL), click a column header to re-sort the view, and tick rows to draw "
-    "their curves below."
+    "filter here (the choices go in the URL; the sorted column comes second), click a column header to re-sort the "
+    "view, and tick rows to draw their curves below (the ticked runs go in the URL too)."
 )
 runs = ui.selected_runs(lr=ui.ALL)
 if not ui.require_runs(runs):
@@ -46,12 +46,16 @@ status = urls.url_widget(c[2].multiselect, "Status", "rstatus", statuses, option
 text = urls.url_widget(c[3].text_input, "Run id contains", "rid", "", max_chars=16)
 table = table[table.status.isin(status) & table.run_id.str.contains(text, regex=False)]
 table = table.sort_values(sort, ascending=not descending, kind="stable").reset_index(drop=True)
+table = table[["run_id", *([sort] if sort != "run_id" else []), *[c for c in table if c not in ("run_id", sort)]]]
+# the ticked runs live in the URL too (rsel), so a shared link opens with the same curves drawn
+linked = [r for r in st.query_params.get("rsel", "").split(",") if r]
 picked = st.dataframe(
     table,
     hide_index=True,
     width="stretch",
     on_select="rerun",
     selection_mode="multi-row",
+    selection_default={"selection": {"rows": table.index[table.run_id.isin(linked)].tolist()}},
     key="runs_table",
     column_config={
         "lr": st.column_config.NumberColumn(format="%.0e"),
@@ -63,6 +67,10 @@ ui.download(table, "runs")
 st.caption(f"{len(table)} of {len(runs)} runs.")
 
 chosen = table.run_id.iloc[picked.selection.rows].tolist() if picked.selection.rows else []
+if chosen:
+    st.query_params["rsel"] = ",".join(chosen)
+elif "rsel" in st.query_params:
+    del st.query_params["rsel"]
 if not chosen:
     st.info("Tick one or more rows to draw their curves.")
     charts.warm()  # the curves of the rows a visitor ticks next, or their next chart page

@@ -334,9 +334,20 @@ def test_runs_page_sorts_and_filters_from_the_url():
     assert list(table.test_acc) == sorted(table.test_acc, reverse=True)
     assert set(table.attention) == {"standard", "identity"} and set(table.task) == {"sort"}
     assert len(table) == 2 * 5 * 4  # two parameterizations x 5 seeds x the 4 lrs of the grid: every run
+    assert list(table.columns[:2]) == ["run_id", "test_acc"]  # the sorted column second: on screen at 1280
     one = table.run_id.iloc[0]
     filtered = next(df.value for df in open_page("runs", rid=one[:6]).dataframe if "run_id" in df.value)
     assert list(filtered.run_id) == [one]
+
+
+def test_a_runs_link_with_ticked_runs_opens_with_their_curves():
+    first = open_page("runs", rsort="test_acc", attn="standard", tasks="sort")
+    ids = next(df.value for df in first.dataframe if "run_id" in df.value).run_id.iloc[:2].tolist()
+    at = open_page("runs", rsort="test_acc", attn="standard", tasks="sort", rsel=",".join(ids))
+    (spec,) = specs(at)
+    drawn = {t["name"] for t in spec["data"]}
+    assert len([n for n in drawn if " seed " in n]) == 2, drawn
+    assert at.query_params["rsel"] in ([",".join(ids)], ",".join(ids))
 
 
 def test_delta_curves_pair_each_seed_with_standards():
