@@ -151,9 +151,9 @@ def test_a_builder_built_once_gives_the_figure_it_builds_and_a_new_one_each_call
 
     df = pd.DataFrame(
         {
-            "task": ["a", "b", "b"],
-            "attention": ["standard", "standard", "identity"],
-            "x": [1, 10, 100],
+            "task": ["a", "a", "b"],
+            "attention": ["standard", "identity", "standard"],
+            "x": [1, 10, 100],  # a decade in panel a: decade ticks (less than one would tick 1-2-5)
             "y": [0.1, 0.2, 0.3],
         }
     )
@@ -265,3 +265,16 @@ def test_heatmaps_that_hold_by_construction_are_grey_and_spectra_stop_at_numeric
     assert "tied_qk (by construction)" in [a.text for a in fig.layout.annotations]
     spec = pd.DataFrame({"attention": "standard", "matrix": "W_QK", "index": [0, 1, 2], "value": [1.0, 0.3, 1e-9]})
     assert tuple(plots.spectra(spec).layout.yaxis.range) == (-4, 0.1)
+
+
+def test_name_ticks_get_room_and_a_short_log_axis_gets_more_than_one_tick():
+    """Category names are angled with room made for them (clipped to 'tied_q' at 1280 before); a log axis over
+    less than a decade ticks 1-2-5 (one '1e+4' tick alone before), over more, decades."""
+    bars = pd.DataFrame({"f": ["x", "x"], "attention": ["tied_qk", "tied_qkv"], "m": [1.0, 2.0]})
+    fig = plots.bars_by_attention(bars, "m", "f")
+    assert fig.layout.xaxis.tickangle == -45 and fig.layout.xaxis.automargin
+    from core.dashboard.plots.style import tidy_axes
+
+    short = tidy_axes(plots.go.Figure(plots.go.Scatter(x=[1, 2], y=[12_000, 30_000])).update_yaxes(type="log"))
+    long = tidy_axes(plots.go.Figure(plots.go.Scatter(x=[1, 2], y=[10, 30_000])).update_yaxes(type="log"))
+    assert short.layout.yaxis.dtick == "D2" and long.layout.yaxis.dtick == 1

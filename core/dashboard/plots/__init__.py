@@ -26,6 +26,7 @@ from .style import (  # noqa: F401 - part of this module's interface
     in_order,
     legend_once,
     lr_ticks,
+    name_ticks,
     ordered,
     tidy_axes,
 )
@@ -256,7 +257,7 @@ def bars_by_attention(
     fig.update_yaxes(type="log" if log_y else "linear")
     fig.update_yaxes(title_text=y, col=1)
     fig.update_layout(showlegend=True, bargap=0.25)
-    return legend_once(fig)
+    return legend_once(name_ticks(fig))
 
 
 @built_once

@@ -15,6 +15,7 @@ from .style import (
     dodge,
     legend_once,
     lr_ticks,
+    name_ticks,
     ordered,
 )
 
@@ -59,7 +60,7 @@ def strip(df: pd.DataFrame, y: str, tasks: list[str], chance: dict | None = None
             line = dict(color=REFERENCE_COLOR, dash=_DASH.get(label, "dot"), width=1)
             fig.add_hline(y=value, line=line, annotation_text=label, annotation_font_size=9, row=row, col=col)
     fig.update_yaxes(title_text=y_title or y, col=1)
-    return legend_once(fig)
+    return legend_once(name_ticks(fig))
 
 
 @built_once

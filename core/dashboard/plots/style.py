@@ -3,6 +3,7 @@
 import functools
 import zlib
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
@@ -107,12 +108,34 @@ def legend_once(fig):
 
 def tidy_axes(fig):
     """Every axis reads as plain numbers (0.01, 0.1, 1, then 1e-3 or 1e+4 beyond), never SI prefixes (100μ);
-    a log axis without its own ticks labels decades only, not the minor ticks (3 4 5 … 100)."""
-    for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
+    a log axis without its own ticks labels decades only, not the minor ticks (3 4 5 … 100), or 1-2-5 where its
+    data spans less than a decade (one decade tick alone would leave the axis unreadable)."""
+    for key in [k for k in fig.layout.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
+        axis = fig.layout[key]
         axis.update(exponentformat="e", minexponent=3)
         if axis.type == "log" and axis.tickvals is None and axis.dtick is None:
-            axis.update(dtick=1)
+            axis.update(dtick="D2" if _decades(fig, key) < 1 else 1)
     return fig
+
+
+def _decades(fig, key: str) -> float:
+    """How many decades the positive data on one axis (layout key 'yaxis2', ...) spans; inf when unknown."""
+    ref, letter = key[0] + key[5:], key[0]  # 'yaxis2' -> 'y2'
+    values = []
+    for trace in fig.data:
+        if (getattr(trace, f"{letter}axis", None) or letter) == ref:
+            v = getattr(trace, letter, None)
+            if v is not None and not isinstance(v, dict):
+                values.append(np.asarray(v, dtype=float).ravel())
+    v = np.concatenate(values) if values else np.array([])
+    v = v[np.isfinite(v) & (v > 0)]
+    return float(np.log10(v.max() / v.min())) if len(v) else float("inf")
+
+
+def name_ticks(fig):
+    """Parameterization names as category ticks, angled with room made for them: at 1280 wide, level labels
+    in a small multiple were clipped to 'standa', 'tied_q' (tied_qk and tied_qkv then read the same)."""
+    return fig.update_xaxes(tickangle=-45, automargin=True)
 
 
 def lr_ticks(lrs) -> dict:
