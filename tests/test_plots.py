@@ -278,3 +278,16 @@ def test_name_ticks_get_room_and_a_short_log_axis_gets_more_than_one_tick():
     short = tidy_axes(plots.go.Figure(plots.go.Scatter(x=[1, 2], y=[12_000, 30_000])).update_yaxes(type="log"))
     long = tidy_axes(plots.go.Figure(plots.go.Scatter(x=[1, 2], y=[10, 30_000])).update_yaxes(type="log"))
     assert short.layout.yaxis.dtick == "D2" and long.layout.yaxis.dtick == 1
+
+
+def test_a_parameterization_with_nothing_to_update_is_named_not_left_as_an_empty_legend_entry():
+    df = pd.DataFrame(
+        [
+            {"matrix": "W_QK", "attention": n, "step": s, "value": v}
+            for n, v in (("standard", 0.01), ("identity", 0.0))
+            for s in (5, 10)
+        ]
+    )
+    fig = plots.update_sizes(df)
+    assert [t.name for t in fig.data] == ["standard"]
+    assert any("identity" in a.text for a in fig.layout.annotations)

@@ -139,6 +139,22 @@ def update_sizes(df: pd.DataFrame) -> go.Figure:
     step, value = mean over seeds and layers), one panel per matrix, log y."""
     mats = list(dict.fromkeys(df.matrix))
     fig, cols = _grid(mats, cols=2)
+    # a parameterization with nothing to update (identity: no attention parameters) has no point on a log axis:
+    # left out and named under the chart, rather than a legend entry with no line
+    still = df.groupby("attention").value.transform("max") > 0
+    static = ordered(set(df.attention[~still]))
+    df = df[still]
+    if static:
+        fig.add_annotation(
+            text="not drawn (no attention parameters to update): " + ", ".join(static),
+            showarrow=False,
+            x=0,
+            y=-0.18,
+            xref="paper",
+            yref="paper",
+            xanchor="left",
+            font_size=11,
+        )
     for i, m in enumerate(mats):
         d = df[df.matrix == m]
         for name in ordered(d.attention):
