@@ -45,17 +45,23 @@ def progress():
         st.progress(job.progress, text=f"{who}: {job.label}: {job.progress:.0%}{jobs.describe_members(job)}")
         if mine and st.button("Cancel", type="secondary", key="tr_cancel"):
             job.stop()
-            st.toast("Cancelling after the current evaluation; finished runs stay stored.")
+            st.toast("Cancelling: the runs of finished jobs stay stored; the job in flight stops without its runs.")
     elif not mine:
         return
     elif job.state == "failed":
         st.error(f"The sweep failed: {job.error}. Every finished run is stored; start it again to resume.")
     else:
         c = job.counts
+        stored = c["trained"] or c["skipped"]
+        where = f"into the store `{job.store_name}`" if stored else "so the empty store was removed"
         st.success(
             f"Sweep {job.state}: trained {c['trained']} runs ({c['diverged']} diverged), "
-            f"skipped {c['skipped']} already stored, into the store `{job.store_name}`."
+            f"skipped {c['skipped']} already stored, {where}."
         )
+        if stored:
+            st.page_link(
+                "pages/overview.py", label=f"→ open `{job.store_name}`", query_params={"store": job.store_name}
+            )
 
 
 running = jobs.current() is not None and jobs.current().state == "running"
@@ -65,7 +71,7 @@ with st.form("sweep"):
     c = st.columns(2)
     attentions = c[0].multiselect("Parameterizations", catalog.ATTENTION_NAMES, ["standard", "stacked"], key="tr_attn")
     tasks = c[1].multiselect("Tasks", catalog.TASK_NAMES, ["reverse"], key="tr_tasks")
-    c = st.columns(7)
+    c = st.columns([1, 1, 2, 1, 1, 1, 1])  # the lr chips need the room
     seeds = c[0].number_input("Seeds", 1, LIMITS["seeds"], 2, key="tr_seeds")
     steps = c[1].number_input("Steps", 10, LIMITS["steps"], 300, step=50, key="tr_steps")
     lrs = c[2].multiselect(

@@ -53,6 +53,20 @@ def test_one_sweep_at_a_time_and_cancel_keeps_only_finished_runs(tmp_path):
     assert again is not job and wait(again) == "finished"  # the slot is free again
 
 
+def test_a_sweep_cancelled_before_storing_anything_leaves_no_store_and_says_where_it_stands(tmp_path):
+    store = tmp_path / "mine"
+    plan = jobs.plan(["standard", "mqa"], ["sort"], 1, {"steps": 2000, "eval_every": 10}, TINY)
+    job = jobs.start(str(store), plan, owner="a")
+    while job.done < 5 and job.state == "running":
+        time.sleep(0.01)
+    assert job.label.startswith("job 1 of 2: sort / ") and " so far" in jobs.describe_members(job)
+    job.stop()
+    assert wait(job) == "cancelled" and job.counts["trained"] == 0
+    assert not store.exists()  # the empty store it made is gone: not left in the sidebar's Store list
+    again = jobs.start(str(store), jobs.plan(["standard"], ["reverse"], 1, {"steps": 10}, TINY), owner="b")
+    assert wait(again) == "finished" and len(st.load_runs(store)) == 1  # and the name is free again
+
+
 @pytest.mark.parametrize(
     "field, request_",
     [

@@ -58,7 +58,7 @@ class SweepJob:
     """One sweep in its child process: `total` member-steps once planned, `done` so far, `state`."""
 
     def __init__(self, store, request: dict, owner: str, name: str = ""):
-        self.owner, self.store_name = owner, name
+        self.owner, self.store_name, self.store = owner, name, str(store)
         self.total = self.done = self.saved = 0  # saved: member-steps members that stopped early will not take
         self.gflop = 0.0  # its cost in compute: what the budget counts
         self.members: dict = {}  # members stopped so far, by why (core.training.criterion.STOPS), and training
@@ -105,10 +105,13 @@ class SweepJob:
             self.error = msg.get("error", self.error)
         code = self._child.wait()
         if self.counts is not None:
-            self.state = "cancelled" if self.counts["cancelled"] else "finished"
+            state = "cancelled" if self.counts["cancelled"] else "finished"
         else:
-            self.state, self.error = "failed", self.error or f"the sweep process exited with status {code}"
-        self.done = self.total - self.saved if self.state == "finished" else self.done
+            state, self.error = "failed", self.error or f"the sweep process exited with status {code}"
+        self.done = self.total - self.saved if state == "finished" else self.done
+        if state != "finished" and self._valid and _remove_if_empty(self.store):
+            _owners.pop(self.store, None)  # nothing was stored: the name is free again, and the Store list clean
+        self.state = state  # last: a reader that sees the end sees the store as it is left
         self._planned.set()
 
     def planned(self) -> float:
@@ -146,7 +149,7 @@ class SweepJob:
 
 
 def describe_members(job: "SweepJob") -> str:
-    """' · 3 training · 2 solved · 1 censored · about 40 s left', from what the sweep has said so far."""
+    """' · 3 training · 2 solved · 1 censored · 25 s so far · about 40 s left', from what the sweep has said."""
     m = job.members
     names = {
         "training": "training",
@@ -156,14 +159,36 @@ def describe_members(job: "SweepJob") -> str:
         "diverged": "diverged",
     }
     parts = [f"{m[k]} {label}" for k, label in names.items() if m.get(k)]
+    parts.append(f"{_duration(time.monotonic() - job.started)} so far")
     eta = job.eta_seconds
     if eta is not None:
-        parts.append(f"about {eta / 60:.0f} min left" if eta >= 120 else f"about {eta:.0f} s left")
+        parts.append(f"about {_duration(eta)} left")
     return "".join(f" · {p}" for p in parts)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
 
 
 def current() -> "SweepJob | None":
     return _current
+
+
+def _remove_if_empty(store) -> bool:
+    """Remove a store that holds nothing but folders and its claims lock (a sweep cancelled before its first job
+    finished); True if it is gone. Anything with another file in it is left exactly as it is."""
+    root = Path(store)
+    lock = root / "claims" / ".lock"
+    try:
+        walked = list(os.walk(root, topdown=False))
+        if not walked or any(Path(d, f) != lock for d, _, files in walked for f in files):
+            return False
+        lock.unlink(missing_ok=True)
+        for folder, _, _ in walked:
+            os.rmdir(folder)
+    except OSError:
+        return False
+    return True
 
 
 def _has_files(store) -> bool:

@@ -48,15 +48,18 @@ def gflop(jobs) -> float:
 
 
 class _Progress:
-    def __init__(self):
+    def __init__(self, n_jobs: int):
         self.done, self.saved, self.said = 0, 0, 0.0
+        self.job, self.n_jobs = 0, n_jobs
         self.members = {"training": 0}  # and, as they stop, how many stopped why (core.training.criterion.STOPS)
 
     def on_job(self, job, n_missing):
         self.done += (len(job.members) - n_missing) * job.train.steps  # stored already, or another sweep's
         self.members["training"] += n_missing
+        self.job += 1
         _say(
-            label=f"{job.task.name} / {job.model.attention} ({n_missing} members to train)",
+            label=f"job {self.job} of {self.n_jobs}: {job.task.name} / {job.model.attention} "
+            f"({n_missing} members to train)",
             done=self.done,
             members=self.members,
         )
@@ -90,7 +93,7 @@ def main(store: str, request: dict) -> int:
     torch.set_num_threads(1)  # one core: the server's other visitors keep theirs (and tiny models gain little)
     stop, parent = [], os.getppid()
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-    progress = _Progress()
+    progress = _Progress(len(jobs))
 
     def should_stop() -> bool:
         return bool(stop) or os.getppid() != parent  # cancelled, or the server is gone
