@@ -95,6 +95,9 @@ def sidebar() -> dict:
 
 page = st.navigation(PAGES)
 with ui.unreadable_as_caption():
-    st.session_state["selection"] = sidebar()
-    page.run()
+    try:
+        st.session_state["selection"] = sidebar()
+        page.run()
+    finally:  # st.stop() included: the run's URL values in one change, one history entry at most
+        urls.flush()
 ui.release_freed_memory()

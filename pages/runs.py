@@ -67,10 +67,8 @@ ui.download(table, "runs")
 st.caption(f"{len(table)} of {len(runs)} runs.")
 
 chosen = table.run_id.iloc[picked.selection.rows].tolist() if picked.selection.rows else []
-if chosen:
-    st.query_params["rsel"] = ",".join(chosen)
-elif "rsel" in st.query_params:
-    del st.query_params["rsel"]
+if chosen or "rsel" in st.query_params:
+    urls.stage("rsel", ",".join(chosen))
 if not chosen:
     st.info("Tick one or more rows to draw their curves.")
     charts.warm()  # the curves of the rows a visitor ticks next, or their next chart page

@@ -138,7 +138,7 @@ def test_overview_verdict_matrix_links_each_cell_to_its_evidence_with_the_sideba
     from html import unescape
     from urllib.parse import parse_qs, urlsplit
 
-    at = open_page("overview")
+    at = open_page("overview", store="data", precision="fp32", lr="best")  # as a shared link carries them
     body = at.get("html")[0].proto.body
     hrefs = [unescape(h) for h in re.findall(r'href="([^"]*)"', body)]
     titles = re.findall(r'<td title="([^"]*)"', body)

@@ -309,6 +309,10 @@ def test_a_click_on_a_verdict_cell_opens_its_evidence(server):
         assert "attn=standard%2Cstacked" in page.url and "tasks=associative_recall" in page.url, page.url
         chosen = page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect']").nth(1).inner_text()
         assert "stacked" in chosen and "identity" not in chosen, chosen
+        page.wait_for_timeout(1500)  # any late URL write would have landed by now
+        page.go_back(wait_until="commit")  # one Back: the link's page wrote nothing new to the URL
+        page.wait_for_selector("table td[title]", timeout=60_000)
+        assert "loss_curves" not in page.url, page.url
         browser.close()
 
 

@@ -60,16 +60,44 @@ def test_a_plain_link_carries_the_sidebars_url_state_under_its_own_params():
 
 
 def test_the_links_sidebar_keys_are_exactly_the_sidebars_url_widgets():
-    """The sidebar records the keys of its own URL widgets (urls.recording): on the Overview, whose own widgets
-    write nothing to the URL by default, the URL holds exactly those keys, and every one is a sidebar widget."""
+    """The sidebar records the keys of its own URL widgets (urls.recording), every one a sidebar widget. Opening
+    the app adds nothing to the URL (defaults stay out of it: no history entry to go Back through); a choice
+    goes in, in one change with the run's others."""
     from core.dashboard import urls
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.run()
     assert not at.exception
     recorded = at.session_state[urls.SIDEBAR]
-    assert set(at.query_params) == set(recorded) >= {"store", "tasks", "attn", "lr"}
+    assert set(recorded) >= {"store", "tasks", "attn", "lr"} and not set(at.query_params)
     assert set(recorded) <= {w.key for w in at.sidebar if getattr(w, "key", None)}
+    at.sidebar.multiselect(key="attn").set_value(["standard", "tied_qk"]).run()
+    assert dict(at.query_params) in ({"attn": "standard,tied_qk"}, {"attn": ["standard,tied_qk"]})
+
+
+def test_a_run_writes_its_url_values_in_one_change(monkeypatch):
+    """Each assignment to st.query_params is a message the browser turns into a history entry: a run's values
+    are staged and written once (flush), and a value already in the URL is not written again."""
+    from core.dashboard import urls
+
+    class Params(dict):
+        updates = 0
+
+        def update(self, other):
+            Params.updates += 1
+            super().update(other)
+
+    params, state = Params(keep="1"), {}
+    monkeypatch.setattr(urls.st, "query_params", params)
+    monkeypatch.setattr(urls.st, "session_state", state)
+    for key, value, default in (("a", "x", "d"), ("b", "y", "d"), ("keep", "1", "0"), ("c", "d", "d")):
+        urls._to_url(key, value, default)
+    assert params == {"keep": "1"}  # nothing written yet
+    urls.flush()
+    assert Params.updates == 1 and params == {"keep": "1", "a": "x", "b": "y"}  # c is its default: left out
+    urls._to_url("a", "x", "d")
+    urls.flush()
+    assert Params.updates == 1  # unchanged: no message at all
 
 
 def test_recording_notes_the_url_widgets_drawn_inside_it_only(monkeypatch):

@@ -49,13 +49,40 @@ def _from_url(key: str, default, options=None, multi=False, low=None, high=None)
     st.session_state[key] = default if raw is None else _parse(raw, default, options, multi, low, high)
 
 
-def _to_url(key: str, value) -> None:
+def _text(value) -> str:
     if isinstance(value, list | tuple):
-        value = ",".join(map(str, value))
-    elif isinstance(value, bool):
-        value = "1" if value else "0"
-    st.query_params[key] = str(value)
-    st.session_state.setdefault("_url_written", {})[key] = str(value)
+        return ",".join(map(str, value))
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def _to_url(key: str, value, default=None) -> None:
+    """Stage the widget's value for the URL. A default not already in the URL stays out of it: opening a link
+    adds nothing, so it leaves no history entry to go Back through (the browser gets one per URL change)."""
+    text = _text(value)
+    st.session_state.setdefault("_url_written", {})[key] = text
+    if key in st.query_params or text != _text(default):
+        st.session_state.setdefault("_url_pending", {})[key] = text
+
+
+def stage(key: str, text: str) -> None:
+    """A value a page keeps in the URL itself (not a widget's), written with the run's others."""
+    st.session_state.setdefault("_url_pending", {})[key] = text
+
+
+def flush() -> None:
+    """Write the run's staged values in one URL change (app.py calls it once a page has run): each
+    assignment to st.query_params would be its own history entry, eight of them for one click."""
+    pending = st.session_state.pop("_url_pending", {})
+    changed = {k: v for k, v in pending.items() if st.query_params.get(k) != v}
+    if changed:
+        st.query_params.update(changed)
+
+
+def current(key: str) -> str | None:
+    """A URL-synced value as this run leaves it: staged, else in the URL."""
+    return st.session_state.get("_url_pending", {}).get(key, st.query_params.get(key))
 
 
 def url_widget(widget, label: str, key: str, default, options=None, multi=False, **kw):
@@ -63,7 +90,7 @@ def url_widget(widget, label: str, key: str, default, options=None, multi=False,
     _from_url(key, default, options, multi, kw.get("min_value"), kw.get("max_value"))
     args = (label, options) if options is not None else (label,)
     value = widget(*args, key=key, **kw)
-    _to_url(key, value)
+    _to_url(key, value, default)
     if (keys := _recorded.get()) is not None:
         keys.append(key)
     return value
@@ -94,7 +121,7 @@ def evidence(attention: str, column: str, axes: dict[str, str], best: str) -> tu
 
 def sidebar_state() -> dict[str, str]:
     """The sidebar's widgets' values as the URL holds them (what a plain link must carry to keep them)."""
-    return {k: st.query_params[k] for k in st.session_state.get(SIDEBAR, ()) if k in st.query_params}
+    return {k: v for k in st.session_state.get(SIDEBAR, ()) if (v := current(k)) is not None}
 
 
 def href(page: str, params: dict[str, str], keep: dict[str, str]) -> str:
