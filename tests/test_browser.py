@@ -316,6 +316,23 @@ def test_a_click_on_a_verdict_cell_opens_its_evidence(server):
         browser.close()
 
 
+def test_drawn_charts_follow_a_change_of_the_pages_text_colour(server):
+    """A theme switch changes the page's text colour; charts already drawn must follow it (they kept dark text on
+    the dark theme). The colour is changed on the charts' container, as a theme change would reach it."""
+    from playwright.sync_api import sync_playwright
+
+    server, _ = server
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        page.goto(f"{server}/runtime", wait_until="commit")
+        page.wait_for_function("document.querySelector('.lab-chart .main-svg') !== null", timeout=90_000)
+        page.evaluate("document.querySelector('[data-testid=\"stMain\"]').style.color = 'rgb(250, 1, 2)'")
+        followed = "[...document.querySelectorAll('.lab-chart')].every(c => ((c.layout || {}).font || {}).color"
+        page.wait_for_function(followed + " === 'rgb(250, 1, 2)')", timeout=10_000)
+        browser.close()
+
+
 def test_a_charts_camera_button_saves_a_png_named_for_the_chart(server):
     """The slides export, as plotly.js's modebar gives it in a real browser: a PNG file named for the chart."""
     from playwright.sync_api import sync_playwright

@@ -57,8 +57,15 @@ _DRAW = """<div id="{id}" class="lab-chart" style="width:100%;height:{height}px"
     const el = document.getElementById(id);
     if (!el) return done();
     const spec = JSON.parse(document.getElementById(id + "-spec").textContent);
-    spec.layout.template.layout.font.color = getComputedStyle(el).color;
+    el.__font = spec.layout.template.layout.font.color = getComputedStyle(el).color;
     w.__plots.add(el);
+    // the page's text colour changes with the theme (the settings menu): every chart drawn follows it
+    w.__theme = w.__theme || setInterval(() => {{
+      for (const gd of w.__plots) {{
+        const now = gd.isConnected && getComputedStyle(gd).color;
+        if (now && now !== gd.__font) {{ gd.__font = now; P.relayout(gd, {{"font.color": now}}); }}
+      }}
+    }}, 500);
     let drawn = false;  // a width change (window, sidebar) redraws at the new width; its first report is the draw
     el.__resized = new ResizeObserver(() => {{ if (drawn && el.isConnected) P.Plots.resize(el); drawn = true; }});
     el.__resized.observe(el);
