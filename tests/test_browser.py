@@ -347,6 +347,27 @@ def test_a_charts_camera_button_saves_a_png_named_for_the_chart(server):
         with page.expect_download(timeout=30_000) as download:
             chart.locator(".modebar-btn[data-title='Download plot as a PNG']").click()
         assert download.value.suggested_filename == "scaling-d_head.png"
+        titles = chart.locator(".modebar-btn").evaluate_all("bs => bs.map(b => b.getAttribute('data-title'))")
+        assert titles and not [t for t in titles if "Share" in t or "Cloud" in t], titles  # no third-party upload
+        browser.close()
+
+
+def test_a_runs_link_with_ticked_runs_draws_their_curves_in_the_browser(server):
+    """Ticked rows go in the URL (rsel): the link, opened in a new tab, shows the same curves."""
+    from playwright.sync_api import sync_playwright
+
+    from core.results import store as st
+
+    server, _ = server
+    runs = st.load_runs(ROOT / "data")
+    ids = runs[(runs.task == "sort") & (runs.attention == "standard")].run_id.iloc[:2].tolist()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1400})
+        page.goto(f"{server}/runs?attn=standard&tasks=sort&rsel={'%2C'.join(ids)}", wait_until="commit")
+        page.wait_for_function("document.querySelector('.lab-chart .main-svg') !== null", timeout=90_000)
+        names = page.evaluate("document.querySelector('.lab-chart').data.map(t => t.name)")
+        assert len([n for n in names if " seed " in n]) == 2, names
         browser.close()
 
 
@@ -390,6 +411,7 @@ def test_start_on_the_train_page_trains_into_a_named_store(server, stores):
         page.get_by_role("spinbutton", name="Steps").fill("20")
         page.get_by_role("button", name="Start sweep").click()
         page.wait_for_selector("text=Sweep finished", timeout=180_000)
+        page.get_by_role("link", name="open browser-run").wait_for(timeout=10_000)  # the new store, one click away
         page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").first.click()
         page.get_by_role("option", name="browser-run").wait_for(timeout=10_000)
         browser.close()
