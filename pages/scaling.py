@@ -84,7 +84,7 @@ st.dataframe(
     column_config={
         "threshold": f"{edge} solves ≥ {findings.ROBUST:.0%}",
         "n": "seeds there",
-        "vs_reference": "vs standard",
+        "vs_reference": st.column_config.TextColumn("vs standard", width="large"),  # whole words at 1280
         "lapses": "but not at (easier, k/n)",
     },
 )

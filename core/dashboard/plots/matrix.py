@@ -14,6 +14,8 @@ import pandas as pd
 VERDICT_COLORS = {"better": "#2ca02c", "equivalent": "#9ecae1", "worse": "#d62728", "inconclusive": "#fdd49e"}
 _INK = {"better": "#ffffff", "worse": "#ffffff"}  # light text on the dark fills; the rest dark
 _EMPTY = "not compared"
+# text that grows with the window (a projector at 1920 reads 11 px poorly), never below today's sizes
+_TEXT, _SMALL = "clamp(12px, 0.85vw, 17px)", "clamp(11px, 0.75vw, 15px)"
 
 
 def _grid(cells: pd.DataFrame, rows: list[str], cols: list[str]) -> list[list[dict | None]]:
@@ -36,14 +38,15 @@ def verdict_html(cells: pd.DataFrame, rows: list[str], cols: list[str], links: d
     """The matrix as an HTML table; links: (attention, column) -> the href of that cell's evidence."""
     cell = "padding:1px 6px;text-align:center;min-width:62px;border-radius:2px;font-variant-numeric:tabular-nums"
     head = "".join(
-        f'<th style="font-weight:500;font-size:11px;line-height:1.15;padding:0 3px;vertical-align:bottom">'
+        f'<th style="font-weight:500;font-size:{_SMALL};line-height:1.15;padding:0 3px;vertical-align:bottom">'
         f"{'<br>'.join(escape(x) for x in _label_lines(c))}</th>"
         for c in cols
     )
     swatch = "display:inline-block;width:10px;height:10px;margin-right:4px"
     legend = "<br>".join(f'<span style="{swatch};background:{c}"></span>{v}' for v, c in VERDICT_COLORS.items())
+    legend += f'<br><span style="{swatch};border:1px solid rgba(128,128,128,.5)"></span>– {_EMPTY}'
     legend = (
-        f'<td rowspan="{len(rows)}" style="vertical-align:top;font-size:11px;line-height:1.6;padding-left:10px;'
+        f'<td rowspan="{len(rows)}" style="vertical-align:top;font-size:{_SMALL};line-height:1.6;padding-left:10px;'
         f'white-space:nowrap">vs standard:<br>{legend}</td>'
     )  # beside the grid, as a colour bar would be
     body = []
@@ -51,7 +54,7 @@ def verdict_html(cells: pd.DataFrame, rows: list[str], cols: list[str], links: d
         tds = []
         for col, c in zip(cols, line):
             if c is None:
-                tds.append(f'<td title="{_EMPTY}" style="{cell};border:1px solid rgba(128,128,128,.3)"></td>')
+                tds.append(f'<td title="{_EMPTY}" style="{cell};border:1px solid rgba(128,128,128,.3)">–</td>')
                 continue
             tip = escape(c["hover"].replace("<br>", "\n"), quote=True)
             text, ink = escape(c["text"]), _INK.get(c["verdict"], "#1f1f1f")
@@ -74,8 +77,8 @@ def verdict_html(cells: pd.DataFrame, rows: list[str], cols: list[str], links: d
             + "</tr>"
         )
     return (
-        f'<div style="overflow-x:auto"><table style="border-collapse:separate;border-spacing:2px;font-size:12px;'
-        f'line-height:18px"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+        f'<div style="overflow-x:auto"><table style="border-collapse:separate;border-spacing:2px;font-size:{_TEXT};'
+        f'line-height:1.5"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
     )
 
 
