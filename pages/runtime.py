@@ -28,7 +28,9 @@ ui.chart(plots.bars_by_attention(per, y, facet="task", error="std"), per, f"runt
 st.caption(
     f"All seeds and lrs of a configuration train together as one vectorized ensemble and share its step time, so "
     f"each bar is a mean over ensembles ({int(per.ensembles.min())}–{int(per.ensembles.max())} per bar here), "
-    "not over seeds, and its error bar (std over ensembles) is absent where one ensemble made them all. On a "
+    "not over seeds, and its error bar (std over ensembles) is absent where one ensemble made them all: such a bar "
+    "is one measurement, and the same command on one machine has moved by up to 11% between runs "
+    "(docs/benchmarks.md), so a gap between single-ensemble bars smaller than that is noise, not a result. On a "
     "CPU a sweep trains one ensemble per core in worker processes (the runs' `threads` column). Runs are "
     "measured on whatever machine made the store (see the sidebar's provenance); compare within a store."
 )
