@@ -57,13 +57,13 @@ def cmd_summary(args, parser):
     runs = st.load_runs(args.store)
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
-    from .analysis import findings
+    from .analysis import findings, words
 
     runs = findings.at_main_size(runs)  # the operating point; the scaling scans are `summary --scaling`
     print(sweep.accuracy_table(runs, markdown=args.markdown))
     if args.findings:
         print()
-        for line in findings.sentences(findings.at_longest(runs), list(ATTENTION_NAMES), tasks=list(TASKS)):
+        for line in words.sentences(findings.at_longest(runs), list(ATTENTION_NAMES), tasks=list(TASKS)):
             print(f"- {line}")
         rank = {n: i for i, n in enumerate([*TASKS, *ATTENTION_NAMES])}
         sens = findings.lr_sensitivity(findings.at_longest(runs))
@@ -73,7 +73,7 @@ def cmd_summary(args, parser):
             print(f"- {r.task} / {r.attention}: {r.lrs_solving} of {r.lrs} ({r.per_lr})")
         print_endpoints(runs)
     if args.scaling:
-        from .analysis import scaling
+        from .analysis import scaling, words
 
         everything = st.load_runs(args.store)
         for axis in scaling.axes_present(everything):
@@ -85,7 +85,7 @@ def cmd_summary(args, parser):
             grid = scaling.solved_grid(table, list(ATTENTION_NAMES))
             print(scaling.grid_markdown(grid, axis) if args.markdown else grid.to_string())
             print(scaling.thresholds(table, list(ATTENTION_NAMES)).to_string(index=False))
-            for line in scaling.sentences(table, axis, list(ATTENTION_NAMES)):
+            for line in words.scan_sentences(table, axis, list(ATTENTION_NAMES)):
                 print(f"- {line}")
 
 

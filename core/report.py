@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import endpoints, findings, scaling, similarity, stats
+from .analysis import endpoints, findings, scaling, similarity, stats, words
 from .attention import NAMES
 from .experiments.sweep import accuracy_table
 from .results import provenance as prov
@@ -97,15 +97,15 @@ def _scaling(everything: pd.DataFrame) -> list[str]:
     out = []
     for axis in scaling.axes_present(everything):
         spec, table = scaling.AXES[axis], scaling.outcomes(everything, axis)
-        out += [f"### {spec.label}", "", f"Each cell at its best lr; {scaling.protocol_label(table)}.", ""]
+        out += [f"### {spec.label}", "", f"Each cell at its best lr; {words.protocol_label(table)}.", ""]
         out += [scaling.grid_markdown(scaling.solved_grid(table, order), axis), ""]
         th = scaling.thresholds(table, order)
         th = th.assign(
-            threshold=[scaling.threshold_text(axis, t) for t in th.threshold],
+            threshold=[words.threshold_text(axis, t) for t in th.threshold],
             p_holm=th.p_holm.map(stats.p_text),
         )
         out += [_table(th[["attention", "threshold", "lapses", "vs_reference", "p_holm", "verdict"]].fillna("")), ""]
-        out += [f"- {line}" for line in scaling.sentences(table, axis, order)]
+        out += [f"- {line}" for line in words.scan_sentences(table, axis, order)]
         if axis == "d_head":
             out += [
                 f"- At equal attention parameters per layer: `{a.attention}` at d_head {a.x:g} "
@@ -134,7 +134,7 @@ def _step_size(store: Path, runs: pd.DataFrame) -> str:
     every = findings.one_length(runs[runs.status == "ok"])
     names = [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(every.n_layers.max()))]
     sizes = findings.update_sizes(st.load_metrics(store, list(every.run_id), names), every)
-    return findings.mechanism(sizes, every) or "No update-size metrics in this store."
+    return words.mechanism(sizes, every) or "No update-size metrics in this store."
 
 
 def _chance(store: Path) -> str:
@@ -172,9 +172,9 @@ def results(store: Path, command: str) -> str:
         "",
         "## Against standard: test-loss ratios",
         "",
-        "Ratio of geometric-mean test losses with a Welch 95% interval on log loss. " + findings.FAMILY,
+        "Ratio of geometric-mean test losses with a Welch 95% interval on log loss. " + words.FAMILY,
         "",
-        *[f"- {line}" for line in findings.sentences(at, list(NAMES), tasks=list(TASK_NAMES))],
+        *[f"- {line}" for line in words.sentences(at, list(NAMES), tasks=list(TASK_NAMES))],
         "",
         "## 000/003: a second projection after a shared one (`stacked`)",
         "",

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.analysis import endpoints, findings, scaling, similarity, stats
+from core.analysis import endpoints, findings, scaling, similarity, stats, words
 from core.dashboard import catalog, charts, plots, ui, urls
 from core.dashboard.plots import ORDER, matrix
 
@@ -201,7 +201,7 @@ if not cmp.empty:
     for a, th in thresholds.items():
         spec = scaling.AXES[a]
         for r in th.iloc[1:].itertuples():
-            text = scaling.threshold_text(a, r.threshold)
+            text = words.threshold_text(a, r.threshold)
             cells.append(
                 {
                     "attention": r.attention,
@@ -209,7 +209,7 @@ if not cmp.empty:
                     "verdict": r.verdict,
                     "text": text.removeprefix(f"{spec.var} ") + ("*" if r.lapses else ""),
                     "hover": f"{r.attention}: solves ≥ {findings.ROBUST:.0%} of seeds at {text} "
-                    f"(standard: {scaling.threshold_text(a, th.threshold.iloc[0])}); "
+                    f"(standard: {words.threshold_text(a, th.threshold.iloc[0])}); "
                     f"{r.vs_reference}; "
                     + (
                         f"Fisher at the parting setting, Holm p {stats.p_text(r.p_holm)}"
@@ -240,7 +240,7 @@ if not cmp.empty:
             if r.task in tasks_shown
         )
         + "; scans: "
-        + "; ".join(f"{scaling.AXES[a].var}: {scaling.protocol_label(tables[a])}" for a in axes)
+        + "; ".join(f"{scaling.AXES[a].var}: {words.protocol_label(tables[a])}" for a in axes)
     )
     st.html(matrix.verdict_html(cells, rows, columns, links))  # HTML: drawn with the page, before plotly.js loads
     with st.container(horizontal=True):  # each button as wide as its label
@@ -284,7 +284,7 @@ order = [n for n in ORDER if n in set(runs.attention)]
 if multi_lr:
     st.info("Findings compare one lr per parameterization: pick `best` or one lr in the sidebar.")
 elif "standard" in order:
-    for line in findings.sentences(runs, order, best=lr_mode == ui.BEST, tasks=ui.selection()["tasks"], cmp=cmp):
+    for line in words.sentences(runs, order, best=lr_mode == ui.BEST, tasks=ui.selection()["tasks"], cmp=cmp):
         st.markdown(f"- {line}")
     lr_text = "each at its own best lr (lowest mean validation loss)" if lr_mode == ui.BEST else f"all at lr {lr_mode}"
     st.caption(
@@ -292,7 +292,7 @@ elif "standard" in order:
         "standard's with a Welch 95% interval on log loss; **better/worse**: Welch's test on log loss (Fisher's on "
         f"the solved counts when a side has under two finished seeds) at Holm-adjusted p < {findings.ALPHA}; "
         f"**equivalent**: TOST at 5% (the 90% interval inside ×1/{findings.RATIO_MARGIN:g}–{findings.RATIO_MARGIN:g}); "
-        f"**inconclusive**: neither (no difference detected is not sameness shown). {findings.FAMILY} Solved: test "
+        f"**inconclusive**: neither (no difference detected is not sameness shown). {words.FAMILY} Solved: test "
         f"accuracy ≥ {findings.SOLVED:.0%}; Fisher's exact p compares the counts."
     )
 else:

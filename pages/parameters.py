@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from core.analysis import findings
+from core.analysis import findings, words
 from core.dashboard import catalog, live, plots, ui, urls
 
 ui.require_router()
@@ -79,7 +79,7 @@ def update_sizes() -> None:
     else:
         shown = sizes[sizes.lr.map(lambda v: f"{v:g}") == shared].drop(columns="lr")
         ui.chart(plots.update_sizes(shown), shown, f"update-sizes-{shared}")
-        sentence = findings.mechanism(sizes, every)
+        sentence = words.mechanism(sizes, every)
         if sentence:
             st.markdown(sentence)
         st.caption(

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from core.analysis import findings, scaling, stats
+from core.analysis import findings, scaling, stats, words
 from core.dashboard import ui, urls
 from core.dashboard.plots import ORDER
 from core.dashboard.plots.scaling import outcome_vs_axis
@@ -72,7 +72,7 @@ grows = spec.grows
 th = scaling.thresholds(table, ["standard", *[n for n in order if n != "standard"]] if "standard" in order else order)
 edge = f"smallest {spec.var} that" if grows else f"largest {spec.var} that"
 shown = th.assign(  # words, not NaN: no threshold is "never", no test is said so
-    threshold=[scaling.threshold_text(axis, t) for t in th.threshold],
+    threshold=[words.threshold_text(axis, t) for t in th.threshold],
     n=["" if n != n else f"{n:.0f}" for n in th.n],
     p=th.p.map(stats.p_text),
     p_holm=th.p_holm.map(stats.p_text),
@@ -89,7 +89,7 @@ st.dataframe(
     },
 )
 ui.download(th, f"scaling-{axis}-thresholds")
-for line in scaling.sentences(table, axis, order):
+for line in words.scan_sentences(table, axis, order):
     st.markdown(f"- {line}")
 unsolved = table[table.unsolved > 0]
 if not unsolved.empty:

@@ -108,14 +108,14 @@ def test_overview_findings_are_computed_at_best_lr_and_table_covers_grid():
 
 
 def test_overview_answers_each_seed_question_in_one_line_with_the_full_answer_on_hover():
-    from core.analysis import scaling
+    from core.analysis import scaling, words
     from core.results import store as st
 
     at = open_page("overview")
     answers = [m for m in at.markdown if m.value.startswith(("**000", "**001", "**002", "**004"))]
     assert len(answers) == 4 and all(m.proto.help for m in answers)
     runs = st.load_runs(ROOT / "data")
-    assert scaling.brief(scaling.outcomes(runs, "d_head"), "d_head", ["bilinear"]) in answers[1].value
+    assert words.brief(scaling.outcomes(runs, "d_head"), "d_head", ["bilinear"]) in answers[1].value
     assert "where standard needs d_head ≥" in answers[1].proto.help  # the sentence behind the line
     # 002 (the tied variants): its full answer reads every axis scanned, and a second link opens those scans
     for axis in scaling.axes_present(runs):

@@ -221,7 +221,7 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
     """Cross-check: the cached views keyed by (store, fingerprint, selection) against the plain functions."""
     import pandas as pd
 
-    from core.analysis import findings, scaling
+    from core.analysis import findings, scaling, words
     from core.dashboard import selection
     from core.results import store as st_store
     from core.results.stores import BUNDLED
@@ -255,11 +255,11 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
     assert list(tables) == scaling.axes_present(scanned) and "d_head" in tables
     pd_eq = [tables[a].equals(scaling.outcomes(scanned, a)) for a in tables]
     assert all(pd_eq), pd_eq
-    words = cached.scan_words(store, fp, selection.scan_key(sel), ("tied_qk",))
-    for a, (sentences, brief) in words.items():
-        assert sentences == scaling.sentences(tables[a], a, ["standard", "tied_qk"])
-        assert brief == scaling.brief(tables[a], a, ["tied_qk"])
-    assert any(words[a][0] for a in words), "tied_qk differs from standard on some axis"
+    said = cached.scan_words(store, fp, selection.scan_key(sel), ("tied_qk",))
+    for a, (sentences, brief) in said.items():
+        assert sentences == words.scan_sentences(tables[a], a, ["standard", "tied_qk"])
+        assert brief == words.brief(tables[a], a, ["tied_qk"])
+    assert any(said[a][0] for a in said), "tied_qk differs from standard on some axis"
     th = cached.scan_thresholds(store, fp, selection.scan_key(sel), ("standard", "tied_qk", "mqa"))
     assert all(t.equals(scaling.thresholds(tables[a], ["standard", "tied_qk", "mqa"])) for a, t in th.items())
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import findings, stats
+from core.analysis import findings, stats, words
 
 
 def runs(rows, lr=3e-3, val_shift=0.0):
@@ -165,7 +165,7 @@ def test_a_diverged_seed_makes_its_lr_lose():
 
 
 def test_sentences_quote_n_the_interval_and_the_counts():
-    lines = findings.sentences(DATA, ["standard", "stacked", "identity"])
+    lines = words.sentences(DATA, ["standard", "stacked", "identity"])
     assert len(lines) == 2
     assert lines[0].startswith("**stacked** vs standard (each at its best lr, n = 5 seeds per side): worse on b (")
     assert "95% CI [" in lines[0] and "solved 0/5 vs 5/5, Fisher p = 0.0079" in lines[0]
@@ -184,8 +184,8 @@ def test_sentences_name_tasks_in_the_order_asked_whatever_order_the_store_listed
     data = pd.concat([DATA, extra])
     data = data[data.task != "b"]  # stacked is equivalent on a and c
     for shuffled in (data, data.iloc[::-1], data.sample(frac=1.0, random_state=3)):
-        assert re.search(r"1.5× on a \(.*\), c \(.*\)\.$", findings.sentences(shuffled, ["stacked"])[0])
-        line = findings.sentences(shuffled, ["stacked"], tasks=["c", "a"])[0]
+        assert re.search(r"1.5× on a \(.*\), c \(.*\)\.$", words.sentences(shuffled, ["stacked"])[0])
+        line = words.sentences(shuffled, ["stacked"], tasks=["c", "a"])[0]
         assert re.search(r"1.5× on c \(.*\), a \(.*\)\.$", line)
 
 
@@ -218,7 +218,7 @@ def test_mechanism_sentence_is_computed_from_update_sizes():
         }
     )
     both = pd.concat([runs([("standard", "a", [0.1], [1.0])], 3e-3), runs([("stacked", "a", [0.1], [1.0])], 1e-3)])
-    text = findings.mechanism(sizes, both)
+    text = words.mechanism(sizes, both)
     assert "moves 2.8× as far per step" in text and "range 2.5–3.0×" in text and "0.33" in text
 
 

@@ -1,12 +1,11 @@
 """The scaling axes, their outcomes and thresholds, and the Scaling page on every axis (a synthetic store)."""
 
-import numpy as np
 import pandas as pd
 import pytest
 from apptest import specs
 from streamlit.testing.v1 import AppTest
 
-from core.analysis import scaling
+from core.analysis import scaling, words
 from core.results import runfile as rf
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
@@ -90,7 +89,7 @@ def test_each_axis_finds_its_runs_and_the_threshold_of_each_parameterization(axi
     assert th.vs_reference["tied_qk"].startswith("needs" if grows else "reaches") and th.n["standard"] == 5
     verdicts = {"standard": "equivalent", "tied_qk": "worse", "identity": "worse"}
     assert th.verdict.to_dict() == {k: v for k, v in verdicts.items() if k in th.index}  # identity: no d_head axis
-    lines, var = scaling.sentences(table, axis, ["standard", "tied_qk", "identity"]), scaling.AXES[axis].var
+    lines, var = words.scan_sentences(table, axis, ["standard", "tied_qk", "identity"]), scaling.AXES[axis].var
     if grows:
         assert lines[0].startswith(f"**tied_qk** needs {var} ≥ {tied_qk} where standard needs {var} ≥ ")
     else:
@@ -138,7 +137,7 @@ def test_a_threshold_is_the_hardest_setting_solved_and_an_easier_lapse_is_stated
     weak = table.assign(solved=table.solved.where(~((table.attention == "standard") & (table.x == values[1])), 2))
     weak = scaling.thresholds(weak.assign(share=weak.solved / 5), list(solved)).set_index("attention")
     assert weak.threshold["bilinear"] == values[1] and weak.verdict["bilinear"] == "inconclusive"  # 4/5 vs 2/5
-    lines = scaling.sentences(table, axis, list(solved))
+    lines = words.scan_sentences(table, axis, list(solved))
     says = "needs" if scaling.AXES[axis].grows else "solves up to"
     sign = "≥" if scaling.AXES[axis].grows else "≤"
     assert lines[0].startswith(f"**stacked** {says} {axis} {sign} {values[2]}, as standard does (the hardest ")
@@ -147,12 +146,12 @@ def test_a_threshold_is_the_hardest_setting_solved_and_an_easier_lapse_is_stated
     assert lines[1].endswith(f", but not at the easier {axis} {values[2]} (3/5).")
     assert lines[2].startswith("**tied_qk** ") and lines[2].endswith(f"scanned {', '.join(map(str, sorted(values)))}).")
     # the Overview's one-line form: the threshold, "*" for a miss beside it, the reference's in brackets
-    assert scaling.brief(table, axis, ["bilinear", "stacked"]) == (
+    assert words.brief(table, axis, ["bilinear", "stacked"]) == (
         f"`bilinear` solves at {axis} {sign} {values[1]}*, `stacked` solves at {axis} {sign} {values[2]}* "
         f"(standard: {axis} {sign} {values[2]})"
     )
     never = table.assign(solved=table.solved.where(table.attention != "bilinear", 0))
-    line = scaling.brief(never.assign(share=never.solved / 5), axis, ["bilinear"])
+    line = words.brief(never.assign(share=never.solved / 5), axis, ["bilinear"])
     assert line.startswith(f"`bilinear` solves at no {axis} (")
 
 
@@ -224,8 +223,8 @@ def test_the_scaling_page_draws_every_axis(axis, scan_store, monkeypatch):
     var = scaling.AXES[axis].var
     assert (f"needs {var} ≥" if scaling.AXES[axis].grows else f"solves up to {var} ≤") in text
     th = at.dataframe[0].value.set_index("attention")
-    assert th.threshold["standard"] == SETTINGS[axis][1]
-    assert np.isnan(th.threshold.get("identity", np.nan))
+    assert th.threshold["standard"] == words.threshold_text(axis, SETTINGS[axis][1])  # words, never a NaN
+    assert th.threshold.get("identity", "never") == "never"
 
 
 @pytest.mark.parametrize("axis", list(scaling.AXES))

@@ -290,63 +290,6 @@ def improving_share(runs: pd.DataFrame) -> tuple[int, int]:
     return int(still_improving(ok).sum()), len(ok)
 
 
-def _ratio(c) -> str:
-    return (
-        f"test loss ×{c.ratio:.3g} of the reference's, 95% CI [{c.ratio_lo:.3g}, {c.ratio_hi:.3g}], "
-        f"Holm p = {stats.p_text(c.p_holm)}"
-    )
-
-
-def _counts(c) -> str:
-    return f"solved {c.solved}/{c.n} vs {c.ref_solved}/{c.ref_n}, Fisher p = {stats.p_text(c.fisher_p)}"
-
-
-def sentences(
-    runs: pd.DataFrame,
-    order: list[str],
-    reference: str = "standard",
-    best: bool = True,
-    tasks: list[str] | None = None,
-    cmp: pd.DataFrame | None = None,
-) -> list[str]:
-    """One sentence per parameterization (in `order`): its verdict against the reference on each task, with
-    n, the solved counts (first, where a side has unsolved seeds) and the loss ratio with its interval. Tasks
-    are named in `tasks` order (default: alphabetical), whatever order the store listed its runs in. `cmp`:
-    compare_to(runs, reference, best) where the caller has it already."""
-    cmp = compare_to(runs, reference, best) if cmp is None else cmp
-    if cmp.empty:
-        return []
-    rank = {t: i for i, t in enumerate(tasks or sorted(set(cmp.task)))}
-    cmp = cmp.sort_values("task", key=lambda t: t.map(rank).fillna(len(rank)), kind="stable")
-    out = []
-    for name in [n for n in order if n in set(cmp.attention)]:
-        c = cmp[cmp.attention == name]
-        parts = []
-        for v in ("worse", "better", "inconclusive"):
-            for r in c[c.verdict == v].itertuples():
-                unsolved = r.solved < r.n or r.ref_solved < r.ref_n
-                ratio = _ratio(r) if r.test == "welch_log" else "too few finished seeds for a loss interval"
-                first, then = (_counts(r), ratio) if unsolved else (ratio, _counts(r))
-                parts.append(f"{v} on {r.task} ({first}; {then})")
-        same = c[c.verdict == "equivalent"]
-        if not same.empty:
-            spans = ", ".join(f"{r.task} (×{r.eq_lo:.2g}–{r.eq_hi:.2g})" for r in same.itertuples())
-            parts.append(f"equivalent within a loss ratio of {RATIO_MARGIN:g}× on {spans}")
-        n = sorted(set(c.n) | set(c.ref_n))
-        seeds = f"n = {n[0]}" if len(n) == 1 else f"n = {n[0]}–{n[-1]}"
-        where = "each at its best lr" if best else "at the lr shown"
-        out.append(f"**{name}** vs {reference} ({where}, {seeds} seeds per side): " + "; ".join(parts) + ".")
-    return out
-
-
-FAMILY = (
-    "One family, fixed by the store and not by the sidebar: every parameterization × task it holds against "
-    "the reference, at the chosen size, training and precision; Holm over it for differences, and for "
-    f"equivalence by TOST at {ALPHA:.0%} (the {1 - 2 * ALPHA:.0%} interval of the loss ratio inside "
-    f"[1/{RATIO_MARGIN:g}, {RATIO_MARGIN:g}])."
-)
-
-
 # ---- from the metrics over training --------------------------------------------------------------
 def paired_difference(curves: pd.DataFrame, reference: str = "standard") -> pd.DataFrame:
     """Each run's curve minus the reference's run of the same task, seed and step (the same training batches:
@@ -382,32 +325,6 @@ def update_sizes(metrics: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     return m.groupby(["matrix", "attention", "lr", "step"], as_index=False).value.mean()
 
 
-def mechanism(sizes: pd.DataFrame, runs: pd.DataFrame, name: str = "stacked", ref: str = "standard") -> str:
-    """The sentence behind seeds 000/003: how far `name`'s effective W_QK moves per step as a multiple
-    of `ref`'s at the same lr, and the ratio of their best lrs, both computed from the runs."""
-    qk = sizes[(sizes.matrix == "W_QK") & sizes.attention.isin([name, ref])]
-    per = qk.groupby(["attention", "lr"]).value.mean().unstack("attention")
-    if name not in per or ref not in per:
-        return ""
-    ratio = (per[name] / per[ref]).dropna()
-    best = best_lr(runs)
-    b = best[best.attention.isin([name, ref])].pivot_table(index="task", columns="attention", values="lr")
-    if ratio.empty:
-        return ""
-    out = (
-        f"At the same learning rate, **{name}**'s effective W_QK moves {ratio.median():.1f}× as far per step as "
-        f"**{ref}**'s (median over the {len(ratio)} lrs, range {ratio.min():.1f}–{ratio.max():.1f}×; mean over "
-        f"training, layers, seeds and tasks)."
-    )
-    if name in b and ref in b:
-        r = (b[ref] / b[name]).dropna()
-        out += (
-            f" Its best lr (on validation) is {1 / r.max():.2g}–{1 / r.min():.2g}× {ref}'s across the "
-            f"{len(r)} tasks (median {1 / r.median():.2g}×)."
-        )
-    return out
-
-
 def matched_baselines(
     trained: pd.DataFrame, init: pd.DataFrame, random: pd.DataFrame, runs: pd.DataFrame, metric: str
 ) -> pd.DataFrame:
@@ -441,3 +358,17 @@ def matched_baselines(
             }
         )
     return pd.DataFrame(rows)
+
+
+def step_size(sizes: pd.DataFrame, runs: pd.DataFrame, name: str = "stacked", ref: str = "standard") -> dict | None:
+    """Seeds 000/003's numbers: per lr, how far `name`'s effective W_QK moves per step as a multiple of `ref`'s
+    (ratio: a Series by lr), and per task the ratio of their best lrs (best_ratio: ref's over name's); None
+    where either is missing."""
+    qk = sizes[(sizes.matrix == "W_QK") & sizes.attention.isin([name, ref])]
+    per = qk.groupby(["attention", "lr"]).value.mean().unstack("attention")
+    if name not in per or ref not in per or (per[name] / per[ref]).dropna().empty:
+        return None
+    best = best_lr(runs)
+    b = best[best.attention.isin([name, ref])].pivot_table(index="task", columns="attention", values="lr")
+    best_ratio = (b[ref] / b[name]).dropna() if name in b and ref in b else pd.Series(dtype=float)
+    return {"name": name, "ref": ref, "ratio": (per[name] / per[ref]).dropna(), "best_ratio": best_ratio}

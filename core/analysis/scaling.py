@@ -133,18 +133,6 @@ def equal_parameters(table: pd.DataFrame, name: str, reference: str = "standard"
     return pairs
 
 
-def protocol_label(table: pd.DataFrame) -> str:
-    """How an outcomes table's runs were trained, in words: 'to the criterion, cap 6,400, 5-10 seeds' or 'a fixed
-    800 steps, 5 seeds' (axis_runs keeps one protocol per axis)."""
-    if table.empty:
-        return "none"
-    n = sorted(set(table.n))
-    seeds = f"{n[0]}" if len(n) == 1 else f"{n[0]}-{n[-1]}"
-    steps = int(table.steps.max())
-    crit = "until" in table and (table.until == "solved").all()
-    return (f"to the criterion, cap {steps:,}" if crit else f"a fixed {steps:,} steps") + f", {seeds} seeds"
-
-
 def axes_present(runs: pd.DataFrame) -> list[str]:
     """The axes with at least two values in these runs (a scan, not just the bundled point)."""
     return [a for a in AXES if axis_runs(runs, a).x.nunique() >= 2]
@@ -243,7 +231,7 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     easier is larger and the threshold the smallest such value; otherwise easier is smaller and it is the
     largest. `lapses`: easier values at which it then does not solve (k/n there), which at a few seeds per
     setting can be noise; they are stated beside the threshold, not hidden by it."""
-    grows = _grows(table.axis.iloc[0]) if len(table) else True
+    grows = axis_grows(table.axis.iloc[0]) if len(table) else True
     groups = dict(list(table.groupby("attention", sort=False)))
     rows = []
     for name in [n for n in order if n in groups]:
@@ -313,64 +301,9 @@ def _relative(t: float, ref: float, grows: bool = True) -> str:
     return f"reaches {t / ref:g}× further" if t > ref else f"reaches {ref / t:g}× less far"
 
 
-def _grows(axis: str) -> bool:
+def axis_grows(axis: str) -> bool:
     return AXES[axis].grows if axis in AXES else True
 
 
-def _var(axis: str) -> str:
+def axis_var(axis: str) -> str:
     return AXES[axis].var if axis in AXES else axis
-
-
-def _noun(axis: str) -> str:
-    """The variable as a sentence names it: "n_heads", or "n_heads on induction" off BASE's task."""
-    task = AXES[axis].task if axis in AXES else None
-    return f"{_var(axis)} on {task}" if task else _var(axis)
-
-
-def threshold_text(axis: str, t: float) -> str:
-    """How a threshold reads: "d_head ≥ 8" or "n_heads ≤ 4" (the hardest value it solves), or "never"."""
-    return "never" if np.isnan(t) else f"{_var(axis)} {'≥' if _grows(axis) else '≤'} {t:g}"
-
-
-def _says(axis: str, t: float) -> str:
-    if np.isnan(t):
-        noun = _noun(axis)
-        return f"needs more than the largest {noun} scanned" if _grows(axis) else f"solves at no {noun} scanned"
-    return f"{'needs' if _grows(axis) else 'solves up to'} {threshold_text(axis, t)}"
-
-
-def sentences(table: pd.DataFrame, axis: str, order: list[str], reference: str = "standard") -> list[str]:
-    """One sentence per parameterization whose threshold differs from the reference's, e.g.
-    "tied_qk needs d_head ≥ 8 where standard needs d_head ≥ 4 (...)", or on an axis along which the task gets
-    harder, "tied_qk solves up to n_heads ≤ 2 where standard solves up to n_heads ≤ 4 (...)"."""
-    th = thresholds(table, [reference, *[n for n in order if n != reference]])
-    if th.empty or th.attention.iloc[0] != reference:
-        return []
-    ref, steps = th.threshold.iloc[0], int(table.steps.iloc[0])
-    out = []
-    for r in th.iloc[1:].itertuples():
-        same = r.threshold == ref or (np.isnan(r.threshold) and np.isnan(ref))
-        if same and not r.lapses:
-            continue
-        where = f", as {reference} does" if same else f" where {reference} {_says(axis, ref)}"
-        out.append(
-            f"**{r.attention}** {_says(axis, r.threshold)}{where} (the hardest {_noun(axis)} at which it "
-            f"solves ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {steps} steps; scanned {r.scanned})"
-            + (f", but not at the easier {_var(axis)} {r.lapses}." if r.lapses else ".")
-        )
-    return out
-
-
-def brief(table: pd.DataFrame, axis: str, names: list[str], reference: str = "standard") -> str:
-    """sentences in one line, for a glance: "`bilinear` solves at d_head ≥ 4* (standard: d_head ≥ 16)"; "*": an
-    easier setting it then misses. Empty where the axis has none of `names` or no reference."""
-    th = thresholds(table, [reference, *[n for n in names if n != reference]])
-    if th.empty or th.attention.iloc[0] != reference or len(th) < 2:
-        return ""
-
-    def at(r) -> str:
-        missed = "*" * bool(r.lapses)
-        return f"no {_noun(axis)}" if np.isnan(r.threshold) else threshold_text(axis, r.threshold) + missed
-
-    rows = [f"`{r.attention}` solves at {at(r)}" for r in th.iloc[1:].itertuples()]
-    return ", ".join(rows) + f" ({reference}: {at(next(th.itertuples()))})"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ..analysis import findings, scaling, similarity
+from ..analysis import findings, scaling, similarity, words
 from ..results import index, weights
 from ..results import store as st_store
 from ..results.stores import BUNDLED
@@ -201,7 +201,7 @@ def random_baseline(store: str, d_model: int, d_head: int) -> pd.DataFrame:
 def comparisons(store: str, fp: tuple, sel: tuple, best: bool) -> pd.DataFrame:
     """findings.compare_to over the store's whole family (every task and parameterization at the sidebar's size,
     training and precision), then the rows of the sidebar's tasks and parameterizations: picking fewer in the
-    sidebar shows fewer comparisons, never different corrections (findings.FAMILY)."""
+    sidebar shows fewer comparisons, never different corrections (words.FAMILY)."""
     everything = runs(store, fp)
     wanted = dict(sel)
     family = {
@@ -253,6 +253,6 @@ def scan_thresholds(store: str, fp: tuple, sel: tuple, order: tuple) -> dict[str
 def scan_words(store: str, fp: tuple, sel: tuple, names: tuple) -> dict[str, tuple[list[str], str]]:
     """Per axis of scan_tables: scaling.sentences of standard and `names`, and scaling.brief of `names`."""
     return {
-        a: (scaling.sentences(t, a, ["standard", *names]), scaling.brief(t, a, list(names)))
+        a: (words.scan_sentences(t, a, ["standard", *names]), words.brief(t, a, list(names)))
         for a, t in scan_tables(store, fp, sel).items()
     }
