@@ -106,13 +106,8 @@ def _scaling(everything: pd.DataFrame) -> list[str]:
         )
         out += [_table(th[["attention", "threshold", "lapses", "vs_reference", "p_holm", "verdict"]].fillna("")), ""]
         out += [f"- {line}" for line in words.scan_sentences(table, axis, order)]
-        if axis == "d_head":
-            out += [
-                f"- At equal attention parameters per layer: `{a.attention}` at d_head {a.x:g} "
-                f"({a.params_attention:,.0f}; {a.solved}/{a.n} solved) against `{b.attention}` at d_head {b.x:g} "
-                f"({b.params_attention:,.0f}; {b.solved}/{b.n})."
-                for a, b in scaling.equal_parameters(table, "bilinear")
-            ]
+        if axis == "d_head" and (budget := words.equal_budget(table)):
+            out.append(f"-{budget}")
         out.append("")
     return out
 

@@ -108,62 +108,18 @@ QUESTIONS = [
 
 
 def budget_line(names: list[str]) -> str:
-    """001's second reading: along d_head a D×D W_QK costs the same at every d_head, so the thresholds compare
-    unequal budgets; the settings at which bilinear and standard spend about the same attention parameters."""
-    if "bilinear" not in names or "d_head" not in tables:
-        return ""
-    pairs = scaling.equal_parameters(tables["d_head"], "bilinear")
-    said = [
-        f"`bilinear` at d_head {a.x:g} ({a.params_attention:,.0f}; {a.solved}/{a.n}) against `standard` at "
-        f"d_head {b.x:g} ({b.params_attention:,.0f}; {b.solved}/{b.n})"
-        for a, b in pairs
-    ]
-    return (
-        " At equal attention parameters per layer (within 25%; solved seeds): " + "; ".join(said) + "." if said else ""
-    )
+    return words.equal_budget(tables["d_head"]) if "bilinear" in names and "d_head" in tables else ""
 
 
 def practice_line(names: list[str]) -> str:
-    """002's real-model half: W_Q against W_K in the pretrained models the store holds (n = 1 model per class),
-    beside random matrices of each model's shapes."""
     pre = ui.named("pretrained")
     if "tied_qk" not in names or pre.empty or "value" not in pre:
         return ""
-    said = []
-    for r in similarity.practice(pre).itertuples():
-        rand = ui.random_baseline(int(r.d_model), int(r.d_head)).set_index("metric")["mean"]
-        said.append(
-            f"{r.model} ({r.kind}) sym_QK {r.sym_QK:.2f} (random {rand['sym_QK']:.2f}), cos(W_Q, W_K) "
-            f"{r.cos_QK:.2f} (random {rand['cos_QK']:.2f})"
-        )
-    return (
-        " In real trained models (n = 1 model per class; In practice page), tied W_Q = W_K would give sym_QK "
-        "1: " + "; ".join(said) + "."
-        if said
-        else ""
-    )
+    return words.practice(similarity.practice(pre), lambda d, r: ui.random_baseline(d, r).set_index("metric")["mean"])
 
 
 def induction_line(names: list[str]) -> str:
-    """' On induction (to the criterion): `identity` 0/5 with two layers; ...' naming the task the 004 answer
-    rests on, beside its one-layer control (standard's), both at each cell's best lr."""
-    table = ui.layer_control()
-    if table.empty or "identity" not in names:
-        return ""
-    at = lambda n, L: table[(table.attention == n) & (table.n_layers == L)]  # noqa: E731
-    said = [
-        f"`{n}` {r.solved}/{r.seeds} with {L} layer{'s' * (L > 1)}"
-        for n in (*names, "standard")
-        for L in (2, 1)
-        for r in at(n, L).itertuples()
-    ]
-    return (
-        " On induction (a token's earlier successor recalled at varying offsets; trained to the criterion): "
-        + "; ".join(said)
-        + "."
-        if said
-        else ""
-    )
+    return words.layer_control(ui.layer_control(), names) if "identity" in names else ""
 
 
 for question, names, lead, page, what, params, on, also in QUESTIONS:

@@ -154,3 +154,46 @@ def brief(table: pd.DataFrame, axis: str, names: list[str], reference: str = "st
 
     rows = [f"`{r.attention}` solves at {at(r)}" for r in th.iloc[1:].itertuples()]
     return ", ".join(rows) + f" ({reference}: {at(next(th.itertuples()))})"
+
+
+def equal_budget(table: pd.DataFrame, name: str = "bilinear") -> str:
+    """001's second reading: along d_head a D×D W_QK costs the same at every d_head, so the thresholds compare
+    unequal budgets; the settings at which `name` and standard spend about the same attention parameters."""
+    said = [
+        f"`{name}` at d_head {a.x:g} ({a.params_attention:,.0f}; {a.solved}/{a.n}) against `standard` at "
+        f"d_head {b.x:g} ({b.params_attention:,.0f}; {b.solved}/{b.n})"
+        for a, b in scaling.equal_parameters(table, name)
+    ]
+    return (
+        " At equal attention parameters per layer (within 25%; solved seeds): " + "; ".join(said) + "." if said else ""
+    )
+
+
+def practice(models: pd.DataFrame, random_of) -> str:
+    """002's real-model half: W_Q against W_K in the pretrained models (similarity.practice; n = 1 model per
+    class) beside random matrices of each model's shapes (random_of(d_model, d_head): metric -> mean)."""
+    said = []
+    for r in models.itertuples():
+        rand = random_of(int(r.d_model), int(r.d_head))
+        said.append(
+            f"{r.model} ({r.kind}) sym_QK {r.sym_QK:.2f} (random {rand['sym_QK']:.2f}), cos(W_Q, W_K) "
+            f"{r.cos_QK:.2f} (random {rand['cos_QK']:.2f})"
+        )
+    lead = " In real trained models (n = 1 model per class; In practice page), tied W_Q = W_K would give sym_QK 1: "
+    return lead + "; ".join(said) + "." if said else ""
+
+
+def layer_control(table: pd.DataFrame, names: list[str]) -> str:
+    """' On induction (...): `identity` 0/5 with 2 layers; ...': endpoints.layer_control's counts for `names`
+    and standard, two layers beside one, each at its cell's best lr."""
+    if table.empty:
+        return ""
+    at = lambda n, L: table[(table.attention == n) & (table.n_layers == L)]  # noqa: E731
+    said = [
+        f"`{n}` {r.solved}/{r.seeds} with {L} layer{'s' * (L > 1)}"
+        for n in (*names, "standard")
+        for L in (2, 1)
+        for r in at(n, L).itertuples()
+    ]
+    lead = " On induction (a token's earlier successor recalled at varying offsets; trained to the criterion): "
+    return lead + "; ".join(said) + "." if said else ""
