@@ -132,6 +132,14 @@ def add_prune(sub):
         help="keep whole models (models/, for core.load_model and the head scores) for at most this many of those "
         "seeds per cell (default: as --max-seeds); a model is 5-10x a run's head weights",
     )
+    p.add_argument(
+        "--model-tasks",
+        type=choice("model-tasks", TASKS),
+        action="append",
+        default=None,
+        help="keep whole models only for this task (repeat for several; default: every task). data/ keeps "
+        "induction's, which the head scores read",
+    )
     p.set_defaults(func=cmd_prune)
 
 
@@ -157,6 +165,8 @@ def cmd_prune(args, parser):
     said = f"kept the weights of {len(keep)} best-lr runs, removed {removed} others' (their metrics stay)"
     if args.max_model_seeds is not None:
         models = weights_to_keep(runs, min(args.max_model_seeds, args.max_seeds or args.max_model_seeds))
+        if args.model_tasks:
+            models &= set(runs.run_id[runs.task.isin(args.model_tasks)])
         dropped = weights.drop_models(args.store, [r for r in runs.run_id if r not in models])
         said += f"; kept the models of at most {args.max_model_seeds} seed(s) per cell, removed {dropped} others'"
     print(said)

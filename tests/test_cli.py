@@ -89,6 +89,7 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
         (["bench", "--quick", "--workers", "0"], "--workers"),
         (["bench", "--quick", "--training-rounds", "0"], "--training-rounds"),
         (["prune", "--max-seeds", "0"], "--max-seeds"),
+        (["prune", "--model-tasks", "copy"], "--model-tasks"),
         (["--precision", "fp16"], "--precision"),
         (["--length", "0"], "--length"),
         (["--length", "5000"], "--length"),
@@ -158,6 +159,12 @@ def test_prune_keeps_weights_for_the_best_lr_at_each_tasks_longest_training_lowe
     assert len(st.load_runs(tmp_path)) == 9  # metrics stay
     main(["prune", "--store", str(tmp_path)])  # no cap: nothing more to remove, nothing comes back
     assert {p.stem for p in (tmp_path / "weights").glob("*.safetensors")} == kept
+    sweep(tmp_path, "--attention", "standard", "--task", "sort", "--seeds", "1", "--lr", "1e-3")
+    main(["prune", "--store", str(tmp_path), "--max-model-seeds", "1", "--model-tasks", "sort"])
+    models = {p.stem for p in (tmp_path / "models").glob("*.safetensors")}
+    runs = st.load_runs(tmp_path).set_index("run_id")
+    assert len(models) == 1 and runs.task[next(iter(models))] == "sort"  # reverse's models went, weights stay
+    assert {p.stem for p in (tmp_path / "weights").glob("*.safetensors")} >= kept
 
 
 def test_summary_prints_a_skipped_file_as_one_warning_line(tmp_path):
