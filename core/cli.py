@@ -63,7 +63,8 @@ def cmd_summary(args, parser):
     print(sweep.accuracy_table(runs, markdown=args.markdown))
     if args.findings:
         print()
-        for line in words.sentences(findings.at_longest(runs), list(ATTENTION_NAMES), tasks=list(TASKS)):
+        at = findings.at_longest(runs)
+        for line in words.sentences(at[at.until != "solved"], list(ATTENTION_NAMES), tasks=list(TASKS)):
             print(f"- {line}")
         rank = {n: i for i, n in enumerate([*TASKS, *ATTENTION_NAMES])}
         sens = findings.lr_sensitivity(findings.at_longest(runs))

@@ -18,6 +18,7 @@ st.caption(
 runs = ui.selected_runs()
 single_lr = runs.empty or runs.groupby(["task", "attention"]).lr.nunique().max() <= 1
 cmp = ui.comparisons(best=ui.selection().get("lr", ui.BEST) == ui.BEST) if single_lr else pd.DataFrame()
+ends = ui.endpoint_table() if single_lr else pd.DataFrame()  # tasks trained to the criterion: their own endpoints
 tables = ui.scan_tables()  # every scan axis, cached per store and sidebar: no visitor recomputes them
 axes = list(tables)
 order_all = [n for n in ORDER if n in {a for t in tables.values() for a in t.attention}]
@@ -131,8 +132,9 @@ for question, names, lead, page, what, params, on, also in QUESTIONS:
     for link_page, link_text, link_params in [(page, what, params), *([also] if also else [])]:
         cols[1].page_link(link_page, label=f"→ {link_text}", query_params={**BEST, **link_params})
 
-if not cmp.empty:
-    tasks_shown = [t for t in ui.selection()["tasks"] if t in set(cmp.task)]
+if not cmp.empty or not ends.empty:
+    compared = set(cmp.task if not cmp.empty else []) | set(ends.task if not ends.empty else [])
+    tasks_shown = [t for t in ui.selection()["tasks"] if t in compared]
     cells = [
         {
             "attention": r.attention,
@@ -153,6 +155,16 @@ if not cmp.empty:
             ),
         }
         for r in cmp.itertuples()
+    ]
+    cells += [
+        {
+            "attention": r.attention,
+            "column": r.task,
+            "verdict": endpoints.matrix_verdict(r),
+            "text": words.endpoint_cell(r),
+            "hover": words.endpoint_hover(r),
+        }
+        for r in (ends[ends.attention != "standard"] if not ends.empty else ends).itertuples()
     ]
     for a, th in thresholds.items():
         spec = scaling.AXES[a]
@@ -242,6 +254,10 @@ if multi_lr:
 elif "standard" in order:
     for line in words.sentences(runs, order, best=lr_mode == ui.BEST, tasks=ui.selection()["tasks"], cmp=cmp):
         st.markdown(f"- {line}")
+    for line in words.endpoint_sentences(ends) if not ends.empty else []:
+        st.markdown(f"- {line}")
+    if not ends.empty and (note := words.power_note(ends)):
+        st.caption(note)
     lr_text = "each at its own best lr (lowest mean validation loss)" if lr_mode == ui.BEST else f"all at lr {lr_mode}"
     st.caption(
         f"Compared {lr_text}; reported on the test set. ×: the ratio of geometric-mean final test losses to "

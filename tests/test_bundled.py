@@ -11,7 +11,6 @@ from core.experiments import sweep
 from core.results import store as st
 from core.results import weights
 from core.results.provenance import (
-    BUNDLED_LONGER,
     BUNDLED_MORE_SEEDS,
     BUNDLED_SWEEP,
     BUNDLED_SWEEPS,
@@ -27,7 +26,6 @@ from core.training.tasks import TASKS, chance_levels
 DATA = Path(__file__).resolve().parents[1] / "data"
 SEEDS = 5
 MORE_SEEDS = {"associative_recall": 10}  # the discriminating task, by the second documented command
-LONGER = {"associative_recall": 1600}  # and again at these steps, by the third
 WEIGHT_SEEDS = 2  # `python -m core prune --store data --max-seeds 2`
 TASK_LENGTHS = {name: spec.length for name, spec in TASK_SPECS.items()}
 TASK_SYMBOLS = {name: spec.n_symbols for name, spec in TASK_SPECS.items()}
@@ -94,16 +92,13 @@ def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
     jobs = sweep.plan(list(ATTENTION), tasks, SEEDS, TrainConfig(eval_every=50), lrs=LR_GRID)
     for task, n in MORE_SEEDS.items():
         jobs += sweep.plan(list(ATTENTION), [task], n, TrainConfig(eval_every=50), lrs=LR_GRID)
-        longer = TrainConfig(steps=LONGER[task], eval_every=50)
-        jobs += sweep.plan(list(ATTENTION), [task], n, longer, lrs=LR_GRID)
     expected = {rid for j in jobs for rid in j.run_ids().values()}
     assert set(runs.run_id) == expected, "data/ is stale: regenerate it with docs/reproduce.md's commands"
     grid = runs.groupby(["attention", "task", "steps", "lr"]).seed.apply(sorted)
-    assert len(grid) == len(ATTENTION) * (len(tasks) + len(LONGER)) * len(LR_GRID)
+    assert len(grid) == len(ATTENTION) * len(tasks) * len(LR_GRID)
     assert all(s == list(range(MORE_SEEDS.get(task, SEEDS))) for (_, task, _, _), s in grid.items())
-    # each sweep trained whole ensembles: 20 members (5 seeds x 4 lrs, the resumed seeds 5-9 too) or, at 1600
-    # steps, 40 (10 seeds x 4 lrs)
-    assert (runs.n_ensemble == runs.steps.map({800: SEEDS * len(LR_GRID), 1600: 10 * len(LR_GRID)})).all()
+    # each sweep trained whole ensembles: 20 members (5 seeds x 4 lrs, the resumed seeds 5-9 too)
+    assert (runs.n_ensemble == SEEDS * len(LR_GRID)).all()
 
 
 def test_bundled_provenance_names_the_documented_command():
@@ -123,11 +118,10 @@ def test_bundled_metrics_load_and_weights_are_kept_for_the_best_lr_runs():
     control = runs[(runs.task == "induction") & (runs.n_layers == 1)]  # the one-layer control, at its own size
     control = findings.at_best_lr(control)
     assert kept == main | set(control[control.seed < WEIGHT_SEEDS].run_id)
-    assert set(runs[runs.run_id.isin(kept)].groupby("task").steps.max()) <= {800, 1600, 6400}  # 6400: a cap
+    assert set(runs[runs.run_id.isin(kept)].groupby("task").steps.max()) <= {800, 6400}  # 6400: a cap
     models = {p.stem for p in (DATA / "models").glob("*.safetensors")}  # prune --max-model-seeds 1: seed 0's
-    assert models == {
-        r for r in kept if runs.set_index("run_id").seed[r] == 0 and runs.set_index("run_id").until[r] == "solved"
-    }  # the fixed-protocol runs were trained before models were kept
+    by_id = runs.set_index("run_id")
+    assert models == {r for r in kept if by_id.seed[r] == 0 and by_id.task[r] == "induction"}  # --model-tasks
     layers = weights.load_head_weights(DATA, next(iter(kept)))
     assert layers[0]["W_QK"].shape == (4, 64, 64)
 
@@ -216,7 +210,6 @@ def test_the_bundled_sweeps_measured_themselves():
     for command, runs, steps in (
         (BUNDLED_SWEEP, n_jobs * SEEDS * len(LR_GRID), 800),
         (BUNDLED_MORE_SEEDS, len(ATTENTION) * 5 * len(LR_GRID), 800),
-        (BUNDLED_LONGER, len(ATTENTION) * 10 * len(LR_GRID), 1600),
     ):
         rec = pd.read_parquet(records[command]).iloc[0]
         assert (rec.runs, rec.steps) == (runs, steps)

@@ -64,3 +64,25 @@ def test_a_one_seed_store_shows_counts_not_nan_and_a_store_without_standard_name
     at = open_page("overview", store="nostd", lr="0.01")
     assert "select `standard` and `stacked` in the sidebar" in " ".join(m.value for m in at.markdown)
     assert "Select `standard` in the sidebar" in page_text(at)
+
+
+def test_criterion_columns_of_the_matrix_read_the_endpoints_not_a_loss_ratio():
+    """A run trained to the criterion stops when it solves, so its final loss says when it stopped: its matrix cell
+    is solved by the cap and steps to solve (endpoints.endpoints, Holm over that table), coloured by them."""
+    import re
+    from html import unescape
+
+    from core.analysis import endpoints
+    from core.attention import NAMES
+    from core.results import store as st
+    from core.training.task_specs import TASK_NAMES
+
+    at = open_page("overview")
+    body = at.get("html")[0].proto.body
+    cells = dict(re.findall(r'<td title="([^"]*)" style="[^"]*background:([^;"]*)', body))
+    table = endpoints.endpoints(findings_view(st.load_runs(ROOT / "data")), list(NAMES), list(TASK_NAMES))
+    assert {"associative_recall", "induction"} <= set(table.task)
+    for r in table[table.attention != "standard"].itertuples():
+        (hover,) = [unescape(t) for t in cells if unescape(t).startswith(f"{r.attention} vs standard on {r.task},")]
+        assert "to the criterion" in hover and "log-rank" in hover and "test loss" not in hover
+        assert endpoints.verdict(r) in hover

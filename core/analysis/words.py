@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from . import findings, scaling, stats
+from .endpoints import verdict as endpoints_verdict
 
 
 def _ratio(c) -> str:
@@ -58,8 +59,9 @@ def sentences(
 
 
 FAMILY = (
-    "One family, fixed by the store and not by the sidebar: every parameterization × task it holds against "
-    "the reference, at the chosen size, training and precision; Holm over it for differences, and for "
+    "One family, fixed by the store and not by the sidebar: every parameterization × task trained to a fixed "
+    "budget it holds against the reference, at the chosen size, training and precision (tasks trained to the "
+    "criterion are compared by their endpoints, Holm over their own table); Holm over it for differences, and for "
     f"equivalence by TOST at {findings.ALPHA:.0%} (the {1 - 2 * findings.ALPHA:.0%} interval of the loss ratio inside "
     f"[1/{findings.RATIO_MARGIN:g}, {findings.RATIO_MARGIN:g}])."
 )
@@ -197,3 +199,55 @@ def layer_control(table: pd.DataFrame, names: list[str]) -> str:
     ]
     lead = " On induction (a token's earlier successor recalled at varying offsets; trained to the criterion): "
     return lead + "; ".join(said) + "." if said else ""
+
+
+def _steps(v: float) -> str:
+    return "never" if v == float("inf") else f"{v:,.0f}"
+
+
+def endpoint_cell(row) -> str:
+    """A criterion cell's text in the verdict matrix: solved k/n where the counts differ, else the ratio of the
+    Kaplan-Meier medians of steps to solve ('1.5× steps')."""
+    if row.solved != row.ref_solved or row.seeds != row.ref_seeds or not np.isfinite(row.median_steps):
+        return f"{row.solved}/{row.seeds}" + (" open" if row.censored and row.improving else "")
+    return f"{row.median_steps / row.ref_median:.2g}× steps"
+
+
+def endpoint_hover(row) -> str:
+    return (
+        f"{row.attention} vs standard on {row.task}, to the criterion (cap {row.cap:,}): "
+        f"{endpoints_verdict(row)}<br>solved by the cap {row.solved}/{row.seeds} vs "
+        f"{row.ref_solved:.0f}/{row.ref_seeds:.0f} (Fisher, Holm p {stats.p_text(row.fisher_holm)})<br>"
+        f"steps to solve, median {_steps(row.median_steps)} [{_steps(row.median_lo)}, {_steps(row.median_hi)}] vs "
+        f"{_steps(row.ref_median)} (log-rank, Holm p {stats.p_text(row.logrank_holm)})<br>lr {row.lr:g}"
+    )
+
+
+def endpoint_sentences(table: pd.DataFrame) -> list[str]:
+    """One sentence per criterion cell against standard, from endpoints.endpoints."""
+    out = []
+    for r in table[table.attention != "standard"].itertuples():
+        out.append(
+            f"**{r.attention}** on {r.task} (to the criterion, cap {r.cap:,}; lr {r.lr:g}): {endpoints_verdict(r)}; "
+            f"solved by the cap {r.solved}/{r.seeds} [{r.solved_lo:.2f}, {r.solved_hi:.2f}] against "
+            f"{r.ref_solved:.0f}/{r.ref_seeds:.0f} (Holm p {stats.p_text(r.fisher_holm)}); steps to solve "
+            f"{_steps(r.median_steps)} [{_steps(r.median_lo)}, {_steps(r.median_hi)}] against "
+            f"{_steps(r.ref_median)} (log-rank Holm p {stats.p_text(r.logrank_holm)})."
+        )
+    return out
+
+
+def power_note(table: pd.DataFrame) -> str:
+    """Where the criterion table cannot show any difference by its design (endpoints.smallest_holm_p), say so."""
+    from .endpoints import ALPHA, smallest_holm_p
+
+    floor = smallest_holm_p(table)
+    if not floor >= ALPHA:
+        return ""
+    n = int(min(table.seeds.min(), table.ref_seeds.min()))
+    m = 2 * int((table.attention != "standard").sum())
+    return (
+        f"With {n} seeds a side and {m} comparisons, the smallest Holm-adjusted p this table can reach is "
+        f"{floor:.3f} (two fully separated groups), not below {ALPHA}: no difference here can be shown, however "
+        "large the medians' gap. More seeds per cell, not a looser rule, is what would decide them."
+    )

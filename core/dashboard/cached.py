@@ -209,7 +209,26 @@ def comparisons(store: str, fp: tuple, sel: tuple, best: bool) -> pd.DataFrame:
         "tasks": list(everything.get("task", pd.Series()).unique()),
         "attentions": list(everything.get("attention", pd.Series()).unique()),
     }
-    table = findings.compare_to(selection.selected(everything, family, False, None), best=best)
+    chosen = selection.selected(everything, family, False, None)
+    fixed = chosen[chosen.until != "solved"] if "until" in chosen else chosen  # criterion cells: endpoint_table
+    table = findings.compare_to(fixed, best=best)
+    if table.empty:
+        return table
+    return table[table.task.isin(wanted["tasks"]) & table.attention.isin(wanted["attentions"])].reset_index(drop=True)
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def endpoint_table(store: str, fp: tuple, sel: tuple) -> pd.DataFrame:
+    """endpoints.endpoints of the runs trained to the criterion, over the store's whole family at the sidebar's
+    size (Holm over that table), then the sidebar's tasks and parameterizations, as comparisons does."""
+    from ..analysis import endpoints
+
+    everything = runs(store, fp)
+    wanted = dict(sel)
+    family = {**wanted, "tasks": list(everything.get("task", pd.Series()).unique())}
+    family["attentions"] = list(everything.get("attention", pd.Series()).unique())
+    chosen = selection.selected(everything, family, False, None)
+    table = endpoints.endpoints(chosen, family["attentions"], family["tasks"])
     if table.empty:
         return table
     return table[table.task.isin(wanted["tasks"]) & table.attention.isin(wanted["attentions"])].reset_index(drop=True)

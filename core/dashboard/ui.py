@@ -105,6 +105,12 @@ def comparisons(best: bool = True) -> pd.DataFrame:
     return cached.comparisons(store, fp, _selection.key(selection()), best)
 
 
+def endpoint_table() -> pd.DataFrame:
+    """endpoints.endpoints of the sidebar's criterion runs (both endpoints against standard), cached."""
+    store, fp = _here()
+    return cached.endpoint_table(store, fp, _selection.key(selection()))
+
+
 def layer_control() -> pd.DataFrame:
     """endpoints.layer_control of the sidebar's store: induction to the criterion, two layers and one."""
     store, fp = _here()
