@@ -94,9 +94,10 @@ def protocol_label(table: pd.DataFrame) -> str:
         return "none"
     n = sorted(set(table.n))
     seeds = f"{n[0]}" if len(n) == 1 else f"{n[0]}-{n[-1]}"
-    steps = int(table.steps.max())
+    lo, hi = int(table.steps.min()), int(table.steps.max())
+    steps = f"{hi:,}" if lo == hi else f"{lo:,}–{hi:,}"  # a cap raised at some settings only: both said
     crit = "until" in table and (table.until == "solved").all()
-    return (f"to the criterion, cap {steps:,}" if crit else f"a fixed {steps:,} steps") + f", {seeds} seeds"
+    return (f"to the criterion, cap {steps}" if crit else f"a fixed {steps} steps") + f", {seeds} seeds"
 
 
 def _noun(axis: str) -> str:
