@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import findings, words
-from core.dashboard import catalog, live, plots, ui, urls
+from core.dashboard import catalog, live, plots, selection, ui, urls
 
 ui.require_router()
 st.title("Parameters")
@@ -65,8 +65,14 @@ def update_sizes() -> None:
         "3·D² more parameters per layer, all under weight decay and inside the clipped gradient norm, and that "
         "`identity` has no attention parameters at all (no W_Q, W_K, W_V or W_O)."
     )
-    every = ui.selected_runs(finished=True, lr=ui.ALL)
+    every = ui.selected_runs(finished=True, lr=ui.ALL, steps=selection.ANY_LENGTH)
     every = findings.one_length(every)  # one length for all: a mean over tasks of different lengths would jump
+    if every.empty:
+        st.info(
+            "No runs of a fixed training length in this selection: update sizes are compared over runs of "
+            "one length, and runs trained to the criterion stop at different steps."
+        )
+        return
     lrs = sorted(set(every.lr))
     options = [f"{v:g}" for v in lrs]
     shared = urls.url_widget(st.selectbox, "shared lr", "mech_lr", options[len(options) // 2], options=options)

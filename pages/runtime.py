@@ -86,6 +86,13 @@ if not sw.empty:
         "`step_utilisation`: the training steps alone, their FLOPs over the thread-seconds spent in them, against "
         "one thread's share of that peak."
     )
+    above = int((sw.utilisation >= 1).sum())
+    if above:
+        st.caption(
+            f"{above} sweep(s) ran above the peak measured beside them (utilisation ≥ 1): that peak was measured "
+            "while other work shared the machine and came out low, so their utilisation and `seconds_at_peak` "
+            "measure the peak, not the sweep. Their wall time and FLOPs stand."
+        )
 
 st.subheader("One attention layer, forward + backward")
 if bench.empty or "kind" not in bench or not (bench.kind == "attention").any():

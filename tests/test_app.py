@@ -97,8 +97,9 @@ def test_overview_findings_are_computed_at_best_lr_and_table_covers_grid():
 
     at = open_page("overview")
     text = " ".join(m.value for m in at.markdown)
-    assert "vs standard (each at its best lr, n = 5 seeds per side)" in text and "95% CI [" in text  # fixed budgets
-    assert "on associative_recall (to the criterion, cap 6,400" in text  # its endpoints, not a loss ratio
+    for task in ("associative_recall", "induction", "reverse", "sort", "histogram"):  # all to the criterion now
+        assert f"on {task} (to the criterion, cap " in text  # its endpoints, not a loss ratio
+    assert "test loss ×" not in text
     table = at.dataframe[0].value
     seeds = {t: 5 for t in table.task}  # every task at its longest training: the criterion for two of them
     assert len(table) == 8 * 5 and all(r.seeds == seeds[r.task] for r in table.itertuples())
@@ -270,7 +271,9 @@ def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_roo
     # each sweep's floor: its FLOPs at the measured peak, less than its wall time exactly as utilisation < 1
     sw = next(df.value for df in at.dataframe if "seconds_at_peak" in df.value)
     assert sw.seconds_at_peak.to_numpy() == pytest.approx((sw.seconds * sw.utilisation).to_numpy(), rel=1e-6)
-    assert (sw.seconds_at_peak < sw.seconds).all()
+    fair = sw.utilisation < 1  # a peak measured while the machine was shared comes out low: named on the page
+    assert (sw.seconds_at_peak[fair] < sw.seconds[fair]).all()
+    assert fair.all() or "ran above the peak measured beside them" in " ".join(c.value for c in at.caption)
     blas = next(df.value for df in at.dataframe if "blas_threads" in df.value)  # its own table, as stored
     assert blas.reset_index(drop=True).equals(st.load_table(ROOT / "data", "bench", "blas")[list(blas.columns)])
     # a store benchmarked before paired rounds (no rounds, no speedup range) still shows its table

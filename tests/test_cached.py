@@ -301,6 +301,12 @@ def test_the_family_of_comparisons_does_not_change_with_the_sidebar():
     few = {**every, "tasks": ["associative_recall"], "attentions": ["standard", "stacked", "mqa", "gqa"]}
     whole = cached.comparisons(store, fp, selection.key(every), True).set_index(["attention", "task"])
     part = cached.comparisons(store, fp, selection.key(few), True).set_index(["attention", "task"])
-    assert len(part) == 3 and len(whole) > 3 * len(part)
+    assert len(part) and len(whole) > len(part)
     for col in ("p_holm", "tost_holm", "verdict"):
+        assert part[col].equals(whole.loc[part.index, col]), col
+    # and the criterion cells' endpoints: Holm over the store's whole table, whatever the sidebar shows
+    whole = cached.endpoint_table(store, fp, selection.key(every)).set_index(["attention", "task"])
+    part = cached.endpoint_table(store, fp, selection.key(few)).set_index(["attention", "task"])
+    assert len(part) == 4 and len(whole) > 4 * len(part)  # standard's row and three compared
+    for col in ("fisher_holm", "logrank_holm"):
         assert part[col].equals(whole.loc[part.index, col]), col

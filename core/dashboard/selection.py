@@ -10,6 +10,7 @@ from . import catalog
 BEST = "best (chosen on validation)"
 LONGEST = "longest per task"
 ALL = "all"
+ANY_LENGTH = "any length"  # a page that picks its own training length (Parameters' update sizes)
 
 
 def key(sel: dict) -> tuple:
@@ -38,7 +39,8 @@ def selected(df: pd.DataFrame, sel: dict, finished: bool = False, lr: str | None
     if sel.get("size"):
         df = df[size_labels(df) == sel["size"]]
     steps = sel.get("steps", LONGEST)
-    df = findings.at_longest(df) if steps == LONGEST else df[df.steps.astype(str) == str(steps)]
+    if steps != ANY_LENGTH:
+        df = findings.at_longest(df) if steps == LONGEST else df[df.steps.astype(str) == str(steps)]
     choice = lr or sel.get("lr", BEST)
     if choice == BEST:
         df = findings.at_best_lr(df)

@@ -153,11 +153,13 @@ def selection() -> dict:
     return st.session_state.get("selection", {**default, "lr": BEST})
 
 
-def selected_runs(finished: bool = False, lr: str | None = None) -> pd.DataFrame:
+def selected_runs(finished: bool = False, lr: str | None = None, steps: str | None = None) -> pd.DataFrame:
     """Runs of the sidebar's store, tasks, parameterizations, model size, training length and learning rate
-    (finished: status ok only; `lr` overrides the sidebar's): core.dashboard.selection.selected, cached."""
+    (finished: status ok only; `lr` and `steps` override the sidebar's): core.dashboard.selection.selected,
+    cached."""
     store, fp = _here()
-    return cached.selected(store, fp, _selection.key(selection()), finished, lr)
+    sel = selection() if steps is None else {**selection(), "steps": steps}
+    return cached.selected(store, fp, _selection.key(sel), finished, lr)
 
 
 def scan_runs() -> pd.DataFrame:
