@@ -34,8 +34,21 @@ def verdicts(names: list[str], short: bool = False) -> str:
     """'`stacked` worse on induction; inconclusive on associative_recall, ...' from the comparisons against
     standard; short: the tasks where it differs named, the rest counted ('inconclusive on 4 tasks')."""
     out = []
+    both = pd.concat(  # the fixed-budget tasks' verdicts and the criterion tasks' (endpoints.matrix_verdict)
+        [
+            cmp[["attention", "task", "verdict"]]
+            if not cmp.empty
+            else pd.DataFrame(columns=["attention", "task", "verdict"]),
+            ends.assign(verdict=[endpoints.matrix_verdict(r) for r in ends.itertuples()])[
+                ["attention", "task", "verdict"]
+            ]
+            if not ends.empty
+            else pd.DataFrame(columns=["attention", "task", "verdict"]),
+        ],
+        ignore_index=True,
+    )
     for name in names:
-        c = cmp[cmp.attention == name] if not cmp.empty else cmp
+        c = both[both.attention == name]
         parts = []
         for v in ("worse", "better", "inconclusive", "equivalent"):
             tasks = list(c[c.verdict == v].task) if not c.empty else []
@@ -53,10 +66,18 @@ def scan_line(names: list[str]) -> str:
     return (" " + " ".join(x.replace("**", "`", 2) for x in lines)) if lines else ""
 
 
+def criterion_axis(axis: str) -> bool:
+    """Whether a scan axis has been retrained to the criterion (a one-line answer reads only those)."""
+    table = tables.get(axis)
+    return table is not None and "until" in table and bool((table.until == "solved").all())
+
+
 def glance(names: list[str], on: tuple[str, ...]) -> str:
-    """The answer in one line: the scans' thresholds where the question has them, else the task verdicts."""
-    words = ui.scan_words(names)
-    lines = [words[axis][1] for axis in on if axis in words and words[axis][1]]
+    """The answer in one line, from one protocol: the scans' thresholds where the question has them and they are
+    trained to the criterion; else the tasks' criterion endpoints; else the task verdicts."""
+    said = ui.scan_words(names)
+    lines = [said[axis][1] for axis in on if axis in said and said[axis][1] and criterion_axis(axis)]
+    lines = lines or [x for n in names if (x := words.endpoint_glance(ends, n))]
     return "; ".join(lines) or verdicts(names, short=True) or no_answer(names)
 
 

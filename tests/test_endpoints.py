@@ -89,3 +89,34 @@ def test_the_smallest_attainable_holm_p_says_when_a_table_cannot_show_a_differen
 
     assert endpoints.smallest_holm_p(table(5, 14)) > 0.05 and "0.052" in words.power_note(table(5, 14))
     assert endpoints.smallest_holm_p(table(10, 14)) < 0.001 and words.power_note(table(10, 14)) == ""
+
+
+def test_a_glance_names_only_the_cells_that_part_from_standard():
+    import pandas as pd
+
+    from core.analysis import words
+
+    def row(task, solved, median, ref_median=400.0, ref_solved=5, censored=0, improving=0):
+        return {
+            "attention": "x",
+            "task": task,
+            "solved": solved,
+            "seeds": 5,
+            "ref_solved": ref_solved,
+            "median_steps": median,
+            "ref_median": ref_median,
+            "censored": censored,
+            "improving": improving,
+        }
+
+    table = pd.DataFrame(
+        [
+            row("a", 5, 2400.0),
+            row("b", 5, 450.0),
+            row("c", 3, float("inf"), censored=2, improving=2),
+            row("d", 5, 300.0, ref_solved=4),
+        ]
+    )
+    assert words.endpoint_glance(table, "x") == "`x` 6× steps on a, 3/5 open on c"  # b: 1.1×; d: more solved
+    assert words.endpoint_glance(table.iloc[[1]], "x") == "`x` about standard's steps on every task"
+    assert words.endpoint_glance(table, "y") == ""

@@ -252,3 +252,20 @@ def power_note(table: pd.DataFrame) -> str:
         f"{floor:.3f} (two fully separated groups), not below {ALPHA}: no difference here can be shown, however "
         "large the medians' gap. More seeds per cell, not a looser rule, is what would decide them."
     )
+
+
+def endpoint_glance(table: pd.DataFrame, name: str) -> str:
+    """`name`'s criterion cells in a few words: where it solves fewer seeds than standard, or as many at a speed
+    more than 1.5× apart ('`tied_qkv` 6× steps on associative_recall, 3/5 open on induction'); 'about standard's
+    steps on every task' where neither. Empty where it has no criterion cell."""
+    mine = table[table.attention == name] if not table.empty else table
+    if mine.empty:
+        return ""
+    parts = []
+    for r in mine.itertuples():
+        ratio = r.median_steps / r.ref_median if np.isfinite(r.median_steps) and r.ref_median > 0 else np.nan
+        if r.solved < r.ref_solved:  # fewer seeds solved: the count says it
+            parts.append(f"{r.solved}/{r.seeds}" + (" open" if r.censored and r.improving else "") + f" on {r.task}")
+        elif np.isfinite(ratio) and not 1 / 1.5 <= ratio <= 1.5:  # as many or more, at a different speed
+            parts.append(f"{ratio:.2g}× steps on {r.task}")
+    return f"`{name}` " + (", ".join(parts) if parts else "about standard's steps on every task")
