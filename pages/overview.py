@@ -19,6 +19,7 @@ runs = ui.selected_runs()
 single_lr = runs.empty or runs.groupby(["task", "attention"]).lr.nunique().max() <= 1
 cmp = ui.comparisons(best=ui.selection().get("lr", ui.BEST) == ui.BEST) if single_lr else pd.DataFrame()
 ends = ui.endpoint_table() if single_lr else pd.DataFrame()  # tasks trained to the criterion: their own endpoints
+ends = ends[ends.ref_seeds.notna()] if not ends.empty else ends  # the cells compared with a standard
 tables = ui.scan_tables()  # every scan axis, cached per store and sidebar: no visitor recomputes them
 axes = list(tables)
 order_all = [n for n in ORDER if n in {a for t in tables.values() for a in t.attention}]
@@ -185,7 +186,7 @@ if not cmp.empty or not ends.empty:
             "text": words.endpoint_cell(r),
             "hover": words.endpoint_hover(r),
         }
-        for r in (ends[ends.attention != "standard"] if not ends.empty else ends).itertuples()
+        for r in ends.itertuples()
     ]
     for a, th in thresholds.items():
         spec = scaling.AXES[a]

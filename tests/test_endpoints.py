@@ -101,6 +101,7 @@ def test_a_glance_names_only_the_cells_that_part_from_standard():
             "attention": "x",
             "task": task,
             "solved": solved,
+            "ref_seeds": 5,
             "seeds": 5,
             "ref_solved": ref_solved,
             "median_steps": median,

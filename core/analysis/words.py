@@ -227,7 +227,7 @@ def endpoint_hover(row) -> str:
 def endpoint_sentences(table: pd.DataFrame) -> list[str]:
     """One sentence per criterion cell against standard, from endpoints.endpoints."""
     out = []
-    for r in table[table.attention != "standard"].itertuples():
+    for r in table[(table.attention != "standard") & table.ref_seeds.notna()].itertuples():
         out.append(
             f"**{r.attention}** on {r.task} (to the criterion, cap {r.cap:,}; lr {r.lr:g}): {endpoints_verdict(r)}; "
             f"solved by the cap {r.solved}/{r.seeds} [{r.solved_lo:.2f}, {r.solved_hi:.2f}] against "
@@ -258,8 +258,8 @@ def endpoint_glance(table: pd.DataFrame, name: str) -> str:
     """`name`'s criterion cells in a few words: where it solves fewer seeds than standard, or as many at a speed
     more than 1.5× apart ('`tied_qkv` 6× steps on associative_recall, 3/5 open on induction'); 'about standard's
     steps on every task' where neither. Empty where it has no criterion cell."""
-    mine = table[table.attention == name] if not table.empty else table
-    if mine.empty:
+    mine = table[(table.attention == name) & table.ref_seeds.notna()] if not table.empty else table
+    if mine.empty:  # no cell of it, or no standard to compare with
         return ""
     parts = []
     for r in mine.itertuples():
