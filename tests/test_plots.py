@@ -291,3 +291,17 @@ def test_a_parameterization_with_nothing_to_update_is_named_not_left_as_an_empty
     fig = plots.update_sizes(df)
     assert [t.name for t in fig.data] == ["standard"]
     assert any("identity" in a.text for a in fig.layout.annotations)
+
+
+def test_legends_list_parameterizations_in_the_registrys_order_whatever_facet_drew_them_first():
+    """A parameterization missing from the first facet was listed last (the Learning rate page's two charts
+    disagreed): legend ranks follow the registry."""
+    from core.dashboard.plots.style import ORDER
+
+    df = pd.DataFrame(
+        [{"task": "a", "attention": "tied_qk", "lr": 1e-3, "seed": 0, "v": 1.0}]
+        + [{"task": "b", "attention": n, "lr": 1e-3, "seed": 0, "v": 1.0} for n in ("standard", "tied_qk")]
+    )
+    fig = plots.lr_sweep(df, "v", ["a", "b"], df.iloc[:0])
+    shown = sorted((t.legendrank, t.name) for t in fig.data if t.showlegend and t.name in ORDER)
+    assert [n for _, n in shown] == ["standard", "tied_qk"]

@@ -95,13 +95,15 @@ def add_placed(fig, placed: list[tuple[dict, tuple[int, int]]]) -> None:
 
 def legend_once(fig):
     """Every parameterization drawn in any facet is in the legend, once: the first trace of each legend group
-    whose name is the group's (bands and per-seed traces, named otherwise, keep their own setting)."""
+    whose name is the group's (bands and per-seed traces, named otherwise, keep their own setting). Listed in
+    the registry's order whatever facet drew a parameterization first, so every chart's legend reads alike."""
     seen = set()
     for trace in fig.data:
         group = trace.legendgroup
         if group is None or trace.name not in (group, "reference") and not (group == "ref"):
             continue
         trace.showlegend = group not in seen
+        trace.legendrank = 1000 + (ORDER.index(group) if group in ORDER else len(ORDER))
         seen.add(group)
     return fig
 
