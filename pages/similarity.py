@@ -1,6 +1,5 @@
 """Similarity: how alike are the learned W_Q, W_K, W_V, and how structured are W_QK and W_OV? (seed 002)"""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -147,10 +146,7 @@ if not pairs:
     st.info("Select both `standard` and `stacked` (and at least two seeds) to compare their learned W_QK.")
 else:
     pairs = pd.DataFrame(pairs)
-    rng = np.random.default_rng(0)
-    rand = np.mean(
-        [similarity.head_match(*(similarity.random_heads(D, r, 4, rng)["W_QK"] for _ in range(2))) for _ in range(8)]
-    )
+    rand = ui.random_head_match(D, r)
     summary = pairs.groupby(["task", "pair"], as_index=False)["similarity"].agg(["mean", "std"]).fillna(0.0)
     table = summary.pivot_table(index="task", columns="pair", values="mean")
     st.dataframe(table.reindex([t for t in catalog.TASK_NAMES if t in table.index]).round(3), width="stretch")

@@ -82,3 +82,16 @@ def test_step0_metrics_of_runs_sharing_a_config_and_seed_are_computed_once_and_e
     alone = metrics(cfg, 0, run_id="b").set_index(keys)
     assert table.loc["b"].equals(alone.loc["b"]) and table.loc["a"].equals(alone.loc["b"])
     assert not table.loc["c"].value.equals(table.loc["a"].value)  # another seed, another init
+
+
+def test_the_random_head_match_is_the_mean_over_independent_random_layers_and_repeatable():
+    import numpy as np
+
+    from core.analysis import similarity
+
+    rng = np.random.default_rng(0)
+    pairs = [
+        similarity.head_match(*(similarity.random_heads(64, 16, 4, rng)["W_QK"] for _ in range(2))) for _ in range(8)
+    ]
+    assert similarity.random_head_match(64, 16) == np.mean(pairs) == similarity.random_head_match(64, 16)
+    assert 0 < np.mean(pairs) < 1

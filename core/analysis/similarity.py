@@ -194,3 +194,14 @@ def practice(pre: pd.DataFrame, metrics=("sym_QK", "cos_QK")) -> pd.DataFrame:
     pre = pre[np.isfinite(pre.value) & pre.metric.isin(metrics)]
     wide = pre.pivot_table(index=["model", "kind", "d_model", "d_head"], columns="metric", values="value")
     return wide.reindex(columns=list(metrics)).reset_index()
+
+
+def random_head_match(d_model: int, d_head: int, n_heads: int = 4, draws: int = 8, seed: int = 0) -> float:
+    """head_match of two independent random layers of these shapes, averaged over `draws` pairs: what a learned
+    pair's match is read against."""
+    rng = np.random.default_rng(seed)
+    return float(
+        np.mean(
+            [head_match(*(random_heads(d_model, d_head, n_heads, rng)["W_QK"] for _ in range(2))) for _ in range(draws)]
+        )
+    )

@@ -183,6 +183,12 @@ def chance_levels() -> dict[str, dict[str, float]]:
 
 
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def random_head_match(d_model: int, d_head: int) -> float:
+    """similarity.random_head_match at these shapes, computed once per server, not on every rerun."""
+    return similarity.random_head_match(d_model, d_head)
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
 def random_baseline(store: str, d_model: int, d_head: int) -> pd.DataFrame:
     """similarity.random_baseline at these shapes: as `baselines` stored it in this store or the bundled one,
     else computed here (tens of seconds at D=576)."""

@@ -40,6 +40,9 @@ def random_baseline(d_model: int, d_head: int) -> pd.DataFrame:
     return cached.random_baseline(selection()["store"], int(d_model), int(d_head))
 
 
+random_head_match = cached.random_head_match
+
+
 def _here() -> tuple[str, tuple]:
     store = selection()["store"]
     return store, cached.fingerprint(store)
