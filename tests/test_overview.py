@@ -12,7 +12,11 @@ def test_the_verdict_matrix_states_each_columns_protocol():
     (said,) = [c.value for c in at.caption if c.value.startswith("Protocol per column: ")]
     for r in endpoints.protocol(findings_view(st.load_runs(ROOT / "data"))).itertuples():
         assert f"{r.task}: " + ("to the criterion" if r.until == "solved" else f"a fixed {r.steps:,} steps") in said
-    assert "scans: d_head: a fixed 800 steps" in said
+    runs = st.load_runs(ROOT / "data")
+    from core.analysis import scaling, words
+
+    for axis in scaling.axes_present(runs):  # each scan axis's own protocol, as its table's runs were trained
+        assert f"{scaling.AXES[axis].var}: {words.protocol_label(scaling.outcomes(runs, axis))}" in said
 
 
 def findings_view(runs):
