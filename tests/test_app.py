@@ -129,7 +129,8 @@ def test_overview_answers_each_seed_question_in_one_line_with_the_full_answer_on
 
         ends = endpoints.endpoints(findings.at_main_size(runs), list(NAMES), list(TASK_NAMES))
         assert words.endpoint_glance(ends, "bilinear") in answers[1].value
-    assert "where standard needs d_head ≥" in answers[1].proto.help  # the sentence behind the line
+    for line in words.scan_sentences(d_head, "d_head", ["standard", "bilinear"]):  # the sentences behind the line
+        assert line.replace("**", "`", 2) in answers[1].proto.help
     # 002 (the tied variants): its full answer reads every axis scanned, and a second link opens those scans
     for axis in scaling.axes_present(runs):
         assert f"scanned {', '.join(f'{v:g}' for v in sorted(set(scaling.outcomes(runs, axis).x)))})" in (

@@ -129,7 +129,7 @@ def scan_sentences(table: pd.DataFrame, axis: str, order: list[str], reference: 
     th = scaling.thresholds(table, [reference, *[n for n in order if n != reference]])
     if th.empty or th.attention.iloc[0] != reference:
         return []
-    ref, steps = th.threshold.iloc[0], int(table.steps.iloc[0])
+    ref, how = th.threshold.iloc[0], protocol_label(table).rsplit(",", 1)[0]  # 'to the criterion, cap 6,400'
     out = []
     for r in th.iloc[1:].itertuples():
         same = r.threshold == ref or (np.isnan(r.threshold) and np.isnan(ref))
@@ -138,7 +138,7 @@ def scan_sentences(table: pd.DataFrame, axis: str, order: list[str], reference: 
         where = f", as {reference} does" if same else f" where {reference} {_says(axis, ref)}"
         out.append(
             f"**{r.attention}** {_says(axis, r.threshold)}{where} (the hardest {_noun(axis)} at which it "
-            f"solves ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {steps} steps; scanned {r.scanned})"
+            f"solves ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {how}; scanned {r.scanned})"
             + (f", but not at the easier {scaling.axis_var(axis)} {r.lapses}." if r.lapses else ".")
         )
     return out
