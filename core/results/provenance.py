@@ -29,6 +29,9 @@ CRITERION_SWEEPS = (
     # member re-stored as it stopped, from its saved end state); these are the runs data/ keeps
     "python -m core sweep --attention all --task associative_recall --seeds 5 --lr grid --until solved "
     "--eval-every 50 --store data --workers 2 --quiet --steps 12800",
+    # the scans, retrained to the criterion one axis point at a time (identity has no d_head of its own)
+    "python -m core sweep --task associative_recall --seeds 5 --lr grid --until solved --eval-every 50 --store data "
+    "--workers 2 --quiet --steps 6400 --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 8",
     *(f"python -m core sweep --attention all --task {t} --seeds 5 --lr grid {_CRITERION}" for t in _EASY),
     f"python -m core sweep --attention standard,bilinear,mqa,gqa --task induction --seeds 5 --lr 0.003 --n-layers 1 "
     f"{_CRITERION}",
