@@ -221,17 +221,18 @@ def _curves(store: Path) -> dict:
 
 
 def test_a_sweep_killed_at_a_random_moment_resumes_bit_identical(tmp_path):
-    _sweep(tmp_path / "straight", 150)
-    killed = _sweep(tmp_path / "killed", 150, {"ATTENTION_LAB_CHECKPOINT_SECONDS": "0"}, wait=False)
+    steps = 400  # long enough that the kill lands mid-training on a fast idle machine too
+    _sweep(tmp_path / "straight", steps)
+    killed = _sweep(tmp_path / "killed", steps, {"ATTENTION_LAB_CHECKPOINT_SECONDS": "0"}, wait=False)
     checkpoints = tmp_path / "killed" / "scratch" / "checkpoints"
     deadline = time.monotonic() + 120
     while not (checkpoints.is_dir() and any(checkpoints.glob("*.pt"))) and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(random.Random().uniform(0.0, 1.0))
+    time.sleep(random.Random().uniform(0.0, 0.3))
     killed.send_signal(signal.SIGKILL)
     killed.wait()
     assert not (tmp_path / "killed" / "runs").is_dir() or len(list((tmp_path / "killed" / "runs").iterdir())) < 4
-    _sweep(tmp_path / "killed", 150)
+    _sweep(tmp_path / "killed", steps)
     assert _curves(tmp_path / "killed") == _curves(tmp_path / "straight")
     assert not any(checkpoints.glob("*.pt"))  # removed once the training ended
 
