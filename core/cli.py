@@ -25,7 +25,7 @@ def add_summary(sub):
 
 def print_endpoints(runs) -> None:
     """The criterion runs' two endpoints per cell, against standard, Holm-corrected over the table."""
-    from .analysis import endpoints, stats
+    from .analysis import endpoints, stats, words
 
     table = endpoints.endpoints(runs, list(ATTENTION_NAMES), list(TASKS))
     if table.empty:
@@ -36,7 +36,7 @@ def print_endpoints(runs) -> None:
         "the table"
     )
     for r in table.itertuples():
-        med = lambda v: "never" if v == float("inf") else f"{v:.0f}"  # noqa: E731
+        med = words.steps_text
         print(
             f"- {r.task} / {r.attention} (lr {r.lr:g}, cap {r.cap}): solved {r.solved}/{r.seeds} "
             f"[{r.solved_lo:.2f}, {r.solved_hi:.2f}]; steps to solve {med(r.median_steps)} [{med(r.median_lo)}, "
@@ -64,7 +64,7 @@ def cmd_summary(args, parser):
     if args.findings:
         print()
         at = findings.at_longest(runs)
-        for line in words.sentences(at[at.until != "solved"], list(ATTENTION_NAMES), tasks=list(TASKS)):
+        for line in words.sentences(findings.fixed_budget(at), list(ATTENTION_NAMES), tasks=list(TASKS)):
             print(f"- {line}")
         rank = {n: i for i, n in enumerate([*TASKS, *ATTENTION_NAMES])}
         sens = findings.lr_sensitivity(findings.at_longest(runs))

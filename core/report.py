@@ -24,16 +24,6 @@ def _table(frame: pd.DataFrame) -> str:
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells.itertuples(index=False)])
 
 
-def _fixed(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs trained to a fixed budget: a criterion run stops when it solves, so its final loss measures the
-    stop, not the parameterization (its endpoints are solved by the cap and steps to solve)."""
-    return runs[runs.until != "solved"] if "until" in runs else runs
-
-
-def _steps(v: float) -> str:
-    return "never" if v == float("inf") else f"{v:,.0f}"
-
-
 def _protocol(runs: pd.DataFrame) -> str:
     rank = {t: i for i, t in enumerate(TASK_NAMES)}
     how = endpoints.protocol(runs).sort_values(["task", "steps"], key=lambda c: c.map(rank) if c.name == "task" else c)
@@ -64,7 +54,8 @@ def _endpoints(runs: pd.DataFrame) -> str:
                 f"{r.solved}/{r.seeds} [{r.solved_lo:.2f}, {r.solved_hi:.2f}]" for r in table.itertuples()
             ],
             "steps to solve": [
-                f"{_steps(r.median_steps)} [{_steps(r.median_lo)}, {_steps(r.median_hi)}]" for r in table.itertuples()
+                f"{words.steps_text(r.median_steps)} [{words.steps_text(r.median_lo)}, {words.steps_text(r.median_hi)}]"
+                for r in table.itertuples()
             ],
             "Holm p (Fisher / log-rank)": [
                 "" if r.attention == "standard" else f"{stats.p_text(r.fisher_holm)} / {stats.p_text(r.logrank_holm)}"
@@ -180,7 +171,7 @@ def results(store: Path, command: str) -> str:
         "Ratio of geometric-mean test losses with a Welch 95% interval on log loss. " + words.FAMILY,
         "",
         *(
-            [f"- {line}" for line in words.sentences(_fixed(at), list(NAMES), tasks=list(TASK_NAMES))]
+            [f"- {line}" for line in words.sentences(findings.fixed_budget(at), list(NAMES), tasks=list(TASK_NAMES))]
             or ["None: every task at the bundled point is trained to the criterion (its endpoints are below)."]
         ),
         "",

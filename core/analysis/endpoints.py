@@ -90,17 +90,24 @@ def is_open(row) -> bool:
     return row.censored > 0 and row.improving > OPEN_SHARE * row.censored
 
 
-def verdict(row) -> str:
-    """Against standard, where Holm's p < ALPHA: 'fewer solved' / 'more solved', 'slower' / 'faster' (by the
-    Kaplan-Meier medians, or the shares solved where both medians are past the cap); else 'no difference shown'."""
-    reference = row.attention == "standard"
-    words = ["reference"] if reference else []
+def _shown(row) -> tuple[bool | None, bool | None]:
+    """(more solved?, faster?) against standard where Holm's p < ALPHA, None where no difference is shown: the
+    shares solved, and the Kaplan-Meier medians (or the shares where both medians are past the cap)."""
     share = row.solved / row.seeds
-    if not reference and row.fisher_holm < ALPHA:
-        words.append("more solved" if share > row.ref_share else "fewer solved")
-    if not reference and row.logrank_holm < ALPHA:
-        later = row.median_steps > row.ref_median or (row.median_steps == row.ref_median and share < row.ref_share)
-        words.append("slower" if later else "faster")
+    more = share > row.ref_share if row.fisher_holm < ALPHA else None
+    later = row.median_steps > row.ref_median or (row.median_steps == row.ref_median and share < row.ref_share)
+    faster = not later if row.logrank_holm < ALPHA else None
+    return more, faster
+
+
+def verdict(row) -> str:
+    """Against standard: 'fewer solved' / 'more solved', 'slower' / 'faster' where shown (_shown); else 'no
+    difference shown'."""
+    words = ["reference"] if row.attention == "standard" else []
+    if not words:
+        more, faster = _shown(row)
+        words += [] if more is None else ["more solved" if more else "fewer solved"]
+        words += [] if faster is None else ["faster" if faster else "slower"]
     said = ", ".join(words) or "no difference shown"
     return f"{said}; open: {row.improving} of {row.censored} censored seeds still improving" if is_open(row) else said
 
@@ -120,10 +127,10 @@ def smallest_holm_p(table: pd.DataFrame) -> float:
 def matrix_verdict(row) -> str:
     """The verdict matrix's colour for a criterion cell: worse (fewer solved, or slower) or better (more solved,
     or faster) where Holm's p < ALPHA and the two endpoints do not disagree; else inconclusive."""
-    said = verdict(row).split(";")[0]
-    worse = "fewer solved" in said or "slower" in said
-    better = "more solved" in said or "faster" in said
-    return "worse" if worse and not better else "better" if better and not worse else "inconclusive"
+    if row.attention == "standard":
+        return "inconclusive"
+    shown = {s for s in _shown(row) if s is not None}
+    return {frozenset({True}): "better", frozenset({False}): "worse"}.get(frozenset(shown), "inconclusive")
 
 
 def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:

@@ -307,10 +307,16 @@ def time_to_solve(metrics: pd.DataFrame) -> pd.Series:
     return v.groupby("run_id").step.min()
 
 
+def fixed_budget(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs trained to a fixed budget: a criterion run stops when it solves, so its final loss measures the
+    stop, not the parameterization (its endpoints are solved by the cap and steps to solve)."""
+    return runs[runs.until != "solved"] if "until" in runs else runs
+
+
 def one_length(runs: pd.DataFrame) -> pd.DataFrame:
     """The fixed-budget runs of the most common length: a curve averaged over runs of different lengths (or
     runs that stop when solved) would jump wherever the shorter ones end."""
-    fixed = runs[runs.get("until", pd.Series("steps", index=runs.index)) == "steps"]
+    fixed = fixed_budget(runs)
     return fixed[fixed.steps == fixed.steps.mode().iloc[0]] if len(fixed) else fixed
 
 

@@ -202,7 +202,8 @@ def layer_control(table: pd.DataFrame, names: list[str]) -> str:
     return lead + "; ".join(said) + "." if said else ""
 
 
-def _steps(v: float) -> str:
+def steps_text(v: float) -> str:
+    """Steps to solve as said: '1,100', or 'never' past the cap."""
     return "never" if v == float("inf") else f"{v:,.0f}"
 
 
@@ -219,8 +220,9 @@ def endpoint_hover(row) -> str:
         f"{row.attention} vs standard on {row.task}, to the criterion (cap {row.cap:,}): "
         f"{endpoints_verdict(row)}<br>solved by the cap {row.solved}/{row.seeds} vs "
         f"{row.ref_solved:.0f}/{row.ref_seeds:.0f} (Fisher, Holm p {stats.p_text(row.fisher_holm)})<br>"
-        f"steps to solve, median {_steps(row.median_steps)} [{_steps(row.median_lo)}, {_steps(row.median_hi)}] vs "
-        f"{_steps(row.ref_median)} (log-rank, Holm p {stats.p_text(row.logrank_holm)})<br>lr {row.lr:g}"
+        f"steps to solve, median {steps_text(row.median_steps)} [{steps_text(row.median_lo)}, "
+        f"{steps_text(row.median_hi)}] vs "
+        f"{steps_text(row.ref_median)} (log-rank, Holm p {stats.p_text(row.logrank_holm)})<br>lr {row.lr:g}"
     )
 
 
@@ -232,8 +234,8 @@ def endpoint_sentences(table: pd.DataFrame) -> list[str]:
             f"**{r.attention}** on {r.task} (to the criterion, cap {r.cap:,}; lr {r.lr:g}): {endpoints_verdict(r)}; "
             f"solved by the cap {r.solved}/{r.seeds} [{r.solved_lo:.2f}, {r.solved_hi:.2f}] against "
             f"{r.ref_solved:.0f}/{r.ref_seeds:.0f} (Holm p {stats.p_text(r.fisher_holm)}); steps to solve "
-            f"{_steps(r.median_steps)} [{_steps(r.median_lo)}, {_steps(r.median_hi)}] against "
-            f"{_steps(r.ref_median)} (log-rank Holm p {stats.p_text(r.logrank_holm)})."
+            f"{steps_text(r.median_steps)} [{steps_text(r.median_lo)}, {steps_text(r.median_hi)}] against "
+            f"{steps_text(r.ref_median)} (log-rank Holm p {stats.p_text(r.logrank_holm)})."
         )
     return out
 

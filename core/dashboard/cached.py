@@ -203,21 +203,26 @@ def random_baseline(store: str, d_model: int, d_head: int) -> pd.DataFrame:
 
 # The statistics a page shows, per (store, fingerprint, selection): every visitor after the first who opens the
 # same view (a review meeting's shared link) reads them, without hashing the runs table to find them.
-@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
-def comparisons(store: str, fp: tuple, sel: tuple, best: bool) -> pd.DataFrame:
-    """findings.compare_to over the store's whole family (every task and parameterization at the sidebar's size,
-    training and precision), then the rows of the sidebar's tasks and parameterizations: picking fewer in the
-    sidebar shows fewer comparisons, never different corrections (words.FAMILY)."""
+def _family(store: str, fp: tuple, wanted: dict) -> tuple[dict, pd.DataFrame]:
+    """The store's whole family at the sidebar's size, training and precision (every task and parameterization
+    it holds, whatever the sidebar picks), and its runs: what a correction is made over."""
     everything = runs(store, fp)
-    wanted = dict(sel)
     family = {
         **wanted,
         "tasks": list(everything.get("task", pd.Series()).unique()),
         "attentions": list(everything.get("attention", pd.Series()).unique()),
     }
-    chosen = selection.selected(everything, family, False, None)
-    fixed = chosen[chosen.until != "solved"] if "until" in chosen else chosen  # criterion cells: endpoint_table
-    table = findings.compare_to(fixed, best=best)
+    return family, selection.selected(everything, family, False, None)
+
+
+@st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
+def comparisons(store: str, fp: tuple, sel: tuple, best: bool) -> pd.DataFrame:
+    """findings.compare_to over the store's whole family (every task and parameterization at the sidebar's size,
+    training and precision), then the rows of the sidebar's tasks and parameterizations: picking fewer in the
+    sidebar shows fewer comparisons, never different corrections (words.FAMILY)."""
+    wanted = dict(sel)
+    family, chosen = _family(store, fp, wanted)
+    table = findings.compare_to(findings.fixed_budget(chosen), best=best)  # criterion cells: endpoint_table
     if table.empty:
         return table
     return table[table.task.isin(wanted["tasks"]) & table.attention.isin(wanted["attentions"])].reset_index(drop=True)
@@ -229,11 +234,8 @@ def endpoint_table(store: str, fp: tuple, sel: tuple) -> pd.DataFrame:
     size (Holm over that table), then the sidebar's tasks and parameterizations, as comparisons does."""
     from ..analysis import endpoints
 
-    everything = runs(store, fp)
     wanted = dict(sel)
-    family = {**wanted, "tasks": list(everything.get("task", pd.Series()).unique())}
-    family["attentions"] = list(everything.get("attention", pd.Series()).unique())
-    chosen = selection.selected(everything, family, False, None)
+    family, chosen = _family(store, fp, wanted)
     table = endpoints.endpoints(chosen, family["attentions"], family["tasks"])
     if table.empty:
         return table
