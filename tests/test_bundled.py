@@ -126,6 +126,23 @@ def test_bundled_metrics_load_and_weights_are_kept_for_the_best_lr_runs():
     assert layers[0]["W_QK"].shape == (4, 64, 64)
 
 
+@pytest.mark.parametrize("path", sorted((DATA / "models").glob("*.safetensors")), ids=lambda p: p.stem)
+def test_every_bundled_model_reloads_to_its_stored_test_numbers(path):
+    """Models saved by older code (stacked's earlier W_QKV layout among them) reload to the numbers they scored."""
+    import torch
+
+    import core
+    from core.training.reference import evaluate
+    from core.training.tasks import make_task
+
+    model, configs = core.load_model(DATA, path.stem)
+    x, y, m = make_task(configs["task"]).eval_set("test")
+    with torch.no_grad():
+        loss, acc = evaluate(model, x, y, m)
+    row = st.load_runs(DATA).set_index("run_id").loc[path.stem]
+    assert loss == pytest.approx(row.test_loss, rel=1e-4) and acc == pytest.approx(row.test_acc)
+
+
 def test_the_matched_baselines_cover_every_run():
     init = st.load_table(DATA, "analysis", "init")
     rand = st.load_table(DATA, "analysis", "random")

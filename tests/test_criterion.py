@@ -272,3 +272,28 @@ def test_a_parameter_that_never_had_a_gradient_stays_out_of_the_saved_state_and_
     for k, p in again.slices[0].items():
         assert bool(again.opt.state.get(p)) == (k in saved["exp_avg"])
         assert torch.equal(p.detach(), ens.slices[0][k].detach())
+
+
+def _old_stacked_layout(state: dict) -> dict:
+    """A state as files saved it before stacked's per-head factors took standard's layout: W_QKV (3, D, H, r)."""
+    return {
+        (k.replace("W_QKV_head", "W_QKV")): (v.movedim(-3, -4) if "W_QKV_head" in k else v) for k, v in state.items()
+    }
+
+
+def test_a_stacked_member_saved_in_the_old_layout_resumes_as_saved():
+    """Checkpoints and models written before the layout change load to the same parameters and AdamW moments."""
+    from core.training.ensemble import Ensemble
+    from core.training.train import _batch, data_generator
+
+    cfg = replace(MODEL, attention="stacked")
+    ens = Ensemble(cfg, SOLVED, [0], [1e-2], "cpu")
+    ens.step(1, *_batch(T, 8, {0: data_generator(0)}, [0], "cpu"))
+    saved = ens.member_state(0)
+    old = {"step": saved["step"], **{k: _old_stacked_layout(saved[k]) for k in ("params", "exp_avg", "exp_avg_sq")}}
+    assert any(k.endswith("attn.W_QKV") for k in old["params"]) and not any("W_QKV_head" in k for k in old["exp_avg"])
+    again = Ensemble(cfg, SOLVED, [0], [1e-2], "cpu", states=[old])
+    for k, p in again.slices[0].items():
+        assert torch.equal(p.detach(), ens.slices[0][k].detach())
+        for m in ("exp_avg", "exp_avg_sq"):
+            assert torch.equal(again.opt.state[p][m], ens.opt.state[ens.slices[0][k]][m])

@@ -98,6 +98,11 @@ class Attention(nn.Module):
     def count_params(d_model: int, n_heads: int, d_head: int, n_kv_heads: int) -> int:
         raise NotImplementedError
 
+    @staticmethod
+    def upgrade_state(state: dict, prefix: str) -> None:
+        """Rename or re-lay out, in place, the entries under prefix of a state saved by an older version of
+        this class (a state dict, or AdamW moments keyed the same way); load_state_dict calls it."""
+
     # ---- the per-head view -------------------------------------------------------------
     def per_head(self) -> dict[str, torch.Tensor]:
         """W_Q, W_K, W_V (H, D, r) and W_O (H, r, D) wherever this parameterization defines them."""

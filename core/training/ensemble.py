@@ -92,6 +92,9 @@ class Ensemble:
         out, n = [], 0
         for _, params in stacks:
             part = members[n : n + _size(params)]
+            for s in part:
+                for m in MOMENTS:
+                    self.base.upgrade_state(s[m])
             out.append(
                 {
                     k: {"step": part[0]["step"], **{m: torch.stack([s[m][k] for s in part]) for m in MOMENTS}}

@@ -103,6 +103,13 @@ class Transformer(nn.Module):
             "unembedding": count([self.unembed]),
         }
 
+    def upgrade_state(self, state: dict) -> dict:
+        """A state keyed by parameter name (a state dict, AdamW moments) saved by an older layout, brought up to
+        this one in place (load_state_dict does it for parameters by itself)."""
+        for i, block in enumerate(self.blocks):
+            block.attn.upgrade_state(state, f"blocks.{i}.attn.")
+        return state
+
     def head_weights(self) -> list[dict[str, torch.Tensor]]:
         """Per layer, the attention layer's head_weights() (TransformerLens names and shapes)."""
         return [b.attn.head_weights() for b in self.blocks]
