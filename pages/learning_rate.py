@@ -29,7 +29,8 @@ metric = urls.url_widget(
 ok = runs[runs.status == "ok"]
 data = ok[["task", "attention", "lr", "seed", metric]]
 fig = plots.lr_sweep(data, metric, tasks, best, log_y=metric == "test_loss", y_title=f"final {metric}")
-ui.chart(fig, data, f"lr-{metric}")
+ui.open_lr_point(ui.chart(fig, data, f"lr-{metric}"))
+st.caption("Click a point or a star to draw that parameterization's curves at that lr (Loss curves).")
 
 grid = sorted(set(runs.lr))
 edge = best[best.lr.isin([grid[0], grid[-1]])] if len(grid) > 1 else best.iloc[0:0]
@@ -54,7 +55,7 @@ st.subheader("Time to solve against learning rate")
 steps = ui.time_to_solve(runs.run_id)
 solve = ok.assign(time_to_solve=ok.run_id.map(steps).astype(float))
 fig = plots.lr_sweep(solve.dropna(subset=["time_to_solve"]), "time_to_solve", tasks, best, y_title="steps to solve")
-ui.chart(fig, solve[["task", "attention", "lr", "seed", "time_to_solve"]], "lr-time-to-solve")
+ui.open_lr_point(ui.chart(fig, solve[["task", "attention", "lr", "seed", "time_to_solve"]], "lr-time-to-solve"))
 counts = solve.groupby(["task", "attention", "lr"]).time_to_solve.agg(solved="count", seeds="size").reset_index()
 st.caption(
     f"Time to solve: the first evaluation with validation accuracy ≥ {findings.SOLVED:.0%}; seeds that never get "

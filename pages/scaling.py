@@ -48,19 +48,23 @@ if show_seeds:  # the runs themselves only on demand
     best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(ui.scan_runs(), axis)))
     seeds = best[best.status == "ok"][["attention", "x", "seed", "test_acc"]]
 st.subheader(f"Outcome against {spec.title}")
-ui.chart(outcome_vs_axis(table, "x", spec.label, metric, seeds), table, f"scaling-{axis}")
+ui.open_scan_cell(axis, ui.chart(outcome_vs_axis(table, "x", spec.label, metric, seeds), table, f"scaling-{axis}"))
 st.caption(
     f"Solved: test accuracy ≥ {findings.SOLVED:.0%}; error bars: Wilson 95% interval of the solved share over n "
-    "seeds (hover: k/n, accuracy, loss, the lr and steps). Each point at its parameterization's own best lr."
+    "seeds (hover: k/n, accuracy, loss, the lr and steps). Each point at its parameterization's own best lr; "
+    "click one to list its seeds in Runs, their curves drawn."
 )
 
 st.subheader("At equal budget: the same outcome against attention parameters per layer")
-ui.chart(
-    outcome_vs_axis(
-        table, "params_attention", "attention parameters per layer", metric, log_x=True, ticks_at_values=False
+ui.open_scan_cell(
+    axis,
+    ui.chart(
+        outcome_vs_axis(
+            table, "params_attention", "attention parameters per layer", metric, log_x=True, ticks_at_values=False
+        ),
+        table,
+        f"scaling-{axis}-params",
     ),
-    table,
-    f"scaling-{axis}-params",
 )
 st.caption(
     "identity has no attention parameters and is not drawn on this log axis; bilinear's H·D² and "

@@ -53,7 +53,7 @@ def open_page(page: str, **params) -> AppTest:
 
 def specs(at: AppTest) -> list[dict]:
     """The figure (data, layout, config) of every chart on the page, in page order."""
-    return [s for el in at.get("html") if (s := charts.spec(el.proto.body)) is not None]
+    return [charts.spec(el.proto.json) for el in at.get("bidi_component") if el.proto.component_name == charts.NAME]
 
 
 def page_text(at: AppTest) -> str:
@@ -65,7 +65,7 @@ def page_text(at: AppTest) -> str:
 def assert_no_missing_values_shown(at) -> None:
     """No 'nan', 'NaN' or 'None' reaches a visitor: not in the text, the HTML, or a table's cells (a missing
     value in a dataframe is drawn as 'None')."""
-    html = " ".join(el.proto.body for el in at.get("html") if charts.spec(el.proto.body) is None)
+    html = " ".join(el.proto.body for el in at.get("html"))
     shown = re.findall(r"(?<![\w.-])(?:nan|NaN|None)(?![\w-])", page_text(at) + " " + html)
     assert not shown, shown
     for table in at.dataframe:  # read as Arrow: AppTest's own pandas conversion fails on categorical columns

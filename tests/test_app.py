@@ -184,7 +184,8 @@ def test_pages_without_charts_warm_plotly_js_and_chart_pages_do_not():
     page a visitor opens next finds it ready; a chart page loads it with its first chart and gets no warm-up."""
 
     def warms(at) -> bool:
-        return any("requestIdleCallback" in h.proto.body and charts.BUNDLE in h.proto.body for h in at.get("html"))
+        mounted = at.get("bidi_component")
+        return any("requestIdleCallback" in c.proto.js_content and charts.BUNDLE in c.proto.js_content for c in mounted)
 
     assert warms(open_page("overview")) and warms(open_page("runs"))
     assert not warms(open_page("similarity")) and not warms(open_page("loss_curves"))

@@ -16,6 +16,7 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
@@ -316,20 +317,28 @@ def test_a_click_on_a_verdict_cell_opens_its_evidence(server):
         browser.close()
 
 
-def test_drawn_charts_follow_a_change_of_the_pages_text_colour(server):
-    """A theme switch changes the page's text colour; charts already drawn must follow it (they kept dark text on
-    the dark theme). The colour is changed on the charts' container, as a theme change would reach it."""
+def test_drawn_charts_follow_a_theme_switch_from_the_menu(server):
+    """Charts already drawn take the theme's text colour when a visitor switches theme in the main menu (they
+    kept dark text on the dark theme): the component reads Streamlit's --st-text-color."""
     from playwright.sync_api import sync_playwright
 
     server, _ = server
+    fonts = "[...document.querySelectorAll('.lab-chart')].map(c => c._fullLayout.font.color)"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
         page.goto(f"{server}/runtime", wait_until="commit")
         page.wait_for_function("document.querySelector('.lab-chart .main-svg') !== null", timeout=90_000)
-        page.evaluate("document.querySelector('[data-testid=\"stMain\"]').style.color = 'rgb(250, 1, 2)'")
-        followed = "[...document.querySelectorAll('.lab-chart')].every(c => ((c.layout || {}).font || {}).color"
-        page.wait_for_function(followed + " === 'rgb(250, 1, 2)')", timeout=10_000)
+        light = page.evaluate(fonts)
+        for theme in ("Dark", "Light"):
+            item = page.get_by_test_id(f"stMainMenuItem-theme-{theme}")
+            if not item.is_visible():  # the menu stays open after a theme is picked
+                page.get_by_test_id("stMainMenu").click()
+            item.click()
+            text = "getComputedStyle(document.querySelector('.lab-chart')).getPropertyValue('--st-text-color').trim()"
+            page.wait_for_function(f"{fonts}.every(f => f === {text})", timeout=10_000)
+            now = page.evaluate(fonts)
+            assert (now != light) if theme == "Dark" else (now == light), (theme, now, light)
         browser.close()
 
 
@@ -464,3 +473,29 @@ def test_many_visitors_at_once_hold_the_servers_memory(tmp_path):
                 f"{peak:.0f} MB.\n"
             )
     assert peak <= MEMORY_MB
+
+
+def test_a_click_on_a_scaling_point_lists_its_seeds_in_runs_with_their_curves(server):
+    """The chart component returns a click to Python: the Scaling page opens that cell's seeds, ticked, in Runs."""
+    from playwright.sync_api import sync_playwright
+
+    server, _ = server
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        page.goto(f"{server}/scaling?axis=d_head", wait_until="commit")
+        page.wait_for_function(
+            "document.querySelector('.lab-chart .scatterlayer .points path') !== null", timeout=90_000
+        )
+        box = page.evaluate(
+            "(() => { const r = document.querySelector('.lab-chart .scatterlayer .points path')"
+            ".getBoundingClientRect(); return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()"
+        )
+        page.mouse.move(box["x"], box["y"])  # plotly.js finds the point under the pointer, then takes the click
+        page.mouse.click(box["x"], box["y"])
+        page.wait_for_url("**/runs?**", timeout=30_000)
+        params = dict(parse_qsl(urlsplit(page.url).query))
+        assert len(params["rsel"].split(",")) >= 5 and "d_head=" in params["size"], params
+        page.wait_for_function("document.querySelector('.lab-chart .main-svg') !== null", timeout=60_000)
+        assert page.locator("h1#runs").is_visible()
+        browser.close()

@@ -1,5 +1,7 @@
 """Figures read right: legends name every parameterization once, heatmaps share one colour range."""
 
+import json
+
 import pandas as pd
 
 from core.dashboard import plots
@@ -168,26 +170,30 @@ def test_a_builder_built_once_gives_the_figure_it_builds_and_a_new_one_each_call
     assert {f.__name__ for f in builders} >= {"loss_curves", "lr_sweep", "attention_grid", "outcome_vs_axis"}
 
 
-def test_a_charts_html_carries_its_figure_intact_and_no_text_can_close_its_script(monkeypatch):
-    """A chart is HTML with its figure as JSON in a <script>: text from a store (run, model or task names) that
-    looks like markup stays text, and reads back as it was, NaN and an odd name included."""
+def test_a_chart_carries_its_figure_intact_as_the_components_data_and_returns_its_click(monkeypatch):
+    """A chart is a component whose data is its figure as JSON: text from a store (run, model or task names) that
+    looks like markup stays text and reads back as it was, NaN and an odd name included; the click comes back."""
     import numpy as np
     import plotly.graph_objects as go
 
     from core.dashboard import charts
 
-    bodies = []
-    monkeypatch.setattr(charts.st, "html", lambda body, **kw: bodies.append((body, kw)))
+    mounts = []
+
+    def mount(**kw):
+        mounts.append(kw)
+        return type("Result", (), {"click": {"trace": "standard", "x": 4}})()
+
+    monkeypatch.setattr(charts, "_CHART", mount)
     hostile = "</script><script>alert(1)</script><!--"
     fig = go.Figure(go.Scatter(x=[1, 2, 3], y=[1.0, np.nan, 2.0], name=hostile, text=["a&b", "<b>x</b>", "'\""]))
-    charts.draw(fig, "../x y", {"displaylogo": False})
-    ((body, kw),) = bodies
-    assert kw == {"unsafe_allow_javascript": True}
-    assert body.count("</script>") == 2 and "<!--" not in body  # the figure's and the loader's own ends only
-    spec = charts.spec(body)
+    assert charts.draw(fig, "../x y", {"displaylogo": False}) == {"trace": "standard", "x": 4}
+    ((kw,),) = [(m,) for m in mounts]
+    spec = charts.spec(json.dumps(kw["data"]))
     assert spec["data"][0]["name"] == hostile and spec["data"][0]["text"] == ["a&b", "<b>x</b>", "'\""]
     assert spec["data"][0]["y"][1] is None and spec["config"] == {"displaylogo": False}
-    assert 'id="chart-___x_y-' in body  # the element id keeps only [A-Za-z0-9_-]
+    assert kw["key"] == "chart-___x_y" and kw["height"] == charts.HEIGHT  # the key keeps only [A-Za-z0-9_-]
+    assert charts.spec("{}") is None and charts.spec("not json") is None
 
 
 def test_small_multiples_of_nothing_are_an_empty_chart_that_says_so():
@@ -230,7 +236,10 @@ def test_parameterizations_sharing_a_setting_are_dodged_apart_and_hover_their_tr
     (stars,) = [t for t in fig.data if t.name == "best lr"]
     assert len(set(_array(stars.x))) == len(names) and all(abs(x / 1e-3 - 1) < 0.11 for x in _array(stars.x))
     lines = [t for t in fig.data if t.name in names]
-    assert all(list(_array(t.customdata)) == [1e-3, 3e-3] for t in lines) and "customdata" in lines[0].hovertemplate
+    # the true lr rides in the customdata (the hover's and a click's), with the cell it belongs to
+    assert all([list(c) for c in t.customdata] == [[t.name, "a", 1e-3], [t.name, "a", 3e-3]] for t in lines)
+    assert "customdata[2]" in lines[0].hovertemplate
+    assert [list(c) for c in stars.customdata] == [[n, "a", 1e-3] for n in names]
     table = pd.DataFrame(
         [
             {

@@ -1,15 +1,17 @@
-"""Charts drawn in the page by plotly.js's cartesian build, which the app serves itself.
+"""Charts as a Streamlit custom component (v2), drawn by plotly.js's cartesian build, which the app serves itself.
 
 `st.plotly_chart` loads Streamlit's plotly chunk: every trace type, 4.7 MB, about a second of a new visitor's
 two cores to fetch and evaluate before a page's first chart (most of a 3 s first draw). Every figure here is
 scatter, bar or heatmap, which the cartesian build (1.5 MB, the plotly.js version plotly.py builds figures for)
 draws. It lies in static/ (`server.enableStaticServing`) and is loaded once per browser tab; charts are then
 drawn one per animation frame in page order, so the first screen paints before the charts below it.
+
+The component takes the figure as its data (AppTest reads it there: `spec`), follows Streamlit's theme through
+its CSS variables, and returns a click on a point, bar or heatmap cell to Python (`draw`'s return value).
 """
 
 import json
 import re
-import zlib
 from pathlib import Path
 
 import plotly.io as pio
@@ -18,9 +20,10 @@ import streamlit as st
 BUNDLE = "plotly-cartesian.min.js"
 PATH = Path(__file__).resolve().parents[2] / "static" / BUNDLE  # Streamlit serves static/ beside app.py
 HEIGHT = 450  # plotly's default, for a figure that sets none
+NAME = "attention_lab.chart"
 
 # Transparent backgrounds and grey grid lines read on the light and the dark theme; the font's colour is the
-# page's, read in the browser.
+# theme's text colour (--st-text-color), read in the browser.
 _TEMPLATE = {
     "layout": {
         "paper_bgcolor": "rgba(0,0,0,0)",
@@ -31,92 +34,109 @@ _TEMPLATE = {
     }
 }
 
-# window.__plotly: one promise of the library per tab (Streamlit switches pages without a page load). Its URL is
-# resolved against the app's own index script (<base>/static/js/), so a base URL path (Community Cloud) is kept.
+# window.__plotly: one promise of the library per tab (Streamlit switches pages without a page load). Pages live
+# one level below the app's root (<root>/<page>, the main page at <root>/), so "app/static/" relative to the page
+# is the app's static folder under any base path, Community Cloud's included.
 _LOAD = """const w = window;
-if (!w.__plotly) {
-  const index = document.querySelector('script[type="module"][src*="/js/index."]');
-  const src = index ? new URL("../../app/static/BUNDLE", index.src).href : "/app/static/BUNDLE";
-  w.__plotly = new Promise((ok, fail) => {
-    const s = document.createElement("script");
-    s.src = src; s.onload = () => ok(w.Plotly); s.onerror = fail;
-    document.head.appendChild(s);
-  });
-  w.__plotly.catch(() => { w.__plotly = null; });
-}""".replace("BUNDLE", BUNDLE)
+const plotly = () => {
+  if (!w.__plotly) {
+    w.__plotly = new Promise((ok, fail) => {
+      const s = document.createElement("script");
+      s.src = new URL("app/static/BUNDLE", window.location.href).href;
+      s.onload = () => ok(w.Plotly); s.onerror = fail;
+      document.head.appendChild(s);
+    });
+    w.__plotly.catch(() => { w.__plotly = null; });
+  }
+  return w.__plotly;
+};""".replace("BUNDLE", BUNDLE)
 
-_DRAW = """<div id="{id}" class="lab-chart" style="width:100%;height:{height}px"></div>
-<script type="application/json" id="{id}-spec">{spec}</script>
-<script>
-(() => {{
-{load}
-  const id = "{id}";
-  const draw = (P) => new Promise((done) => requestAnimationFrame(() => {{
-    w.__plots = w.__plots || new Set();
-    for (const gd of w.__plots) if (!gd.isConnected) {{ gd.__resized.disconnect(); P.purge(gd); w.__plots.delete(gd); }}
-    const el = document.getElementById(id);
-    if (!el) return done();
-    const spec = JSON.parse(document.getElementById(id + "-spec").textContent);
-    el.__font = spec.layout.template.layout.font.color = getComputedStyle(el).color;
-    w.__plots.add(el);
-    // the page's text colour changes with the theme (the settings menu): every chart drawn follows it
-    w.__theme = w.__theme || setInterval(() => {{
-      for (const gd of w.__plots) {{
-        const now = gd.isConnected && getComputedStyle(gd).color;
-        if (now && now !== gd.__font) {{ gd.__font = now; P.relayout(gd, {{"font.color": now}}); }}
-      }}
-    }}, 500);
+# Charts draw in page order, one per animation frame (w.__draws). The theme's text colour is polled: a theme
+# switch changes Streamlit's CSS variables without drawing the component again.
+_JS = (
+    _LOAD
+    + """
+const textColour = (el) => {
+  const style = getComputedStyle(el);
+  return style.getPropertyValue("--st-text-color").trim() || style.color;
+};
+const point = (p) => ({trace: p.data.name ?? null, x: p.x ?? null, y: p.y ?? null, z: p.z ?? null,
+  customdata: p.customdata ?? null, index: p.pointNumber ?? null});
+
+export default function ({ data, parentElement, setTriggerValue }) {
+  const spec = JSON.parse(data.spec);
+  let el = parentElement.querySelector(".lab-chart");
+  if (!el) { el = document.createElement("div"); el.className = "lab-chart"; parentElement.appendChild(el); }
+  el.style.width = "100%"; el.style.height = data.height + "px";
+  let live = true, theme = null, resized = null;
+  const draw = (P) => new Promise((done) => requestAnimationFrame(() => {
+    if (!live || !el.isConnected) return done();
+    el.__font = spec.layout.template.layout.font.color = textColour(el);
+    theme = setInterval(() => {
+      const now = el.isConnected && textColour(el);
+      if (now && now !== el.__font) { el.__font = now; P.relayout(el, {"font.color": now}); }
+    }, 500);
     let drawn = false;  // a width change (window, sidebar) redraws at the new width; its first report is the draw
-    el.__resized = new ResizeObserver(() => {{ if (drawn && el.isConnected) P.Plots.resize(el); drawn = true; }});
-    el.__resized.observe(el);
-    P.newPlot(el, spec.data, spec.layout, spec.config).then(done, done);
-  }}));
-  const failed = () => {{
-    const el = document.getElementById(id);
-    if (el) el.textContent = "The chart library ({bundle}) did not load: the app serves it from static/ with " +
+    resized = new ResizeObserver(() => { if (drawn && el.isConnected) P.Plots.resize(el); drawn = true; });
+    resized.observe(el);
+    P.react(el, spec.data, spec.layout, spec.config).then(() => {
+      el.removeAllListeners && el.removeAllListeners("plotly_click");
+      el.on("plotly_click", (ev) => setTriggerValue("click", point(ev.points[0])));
+    }).then(done, done);
+  }));
+  const failed = () => {
+    el.textContent = "The chart library (BUNDLE) did not load: the app serves it from static/ with " +
       "server.enableStaticServing, set in .streamlit/config.toml.";
-  }};
-  w.__draws = (w.__draws || Promise.resolve()).then(() => w.__plotly).then(draw, failed);
-}})();
-</script>"""
+  };
+  w.__draws = (w.__draws || Promise.resolve()).then(plotly).then(draw, failed);
+  return () => {  // drawn again (new data) or gone: stop watching; a chart that is gone is purged
+    live = false; clearInterval(theme); resized && resized.disconnect();
+    if (!el.isConnected && w.Plotly) w.Plotly.purge(el);
+  };
+}
+""".replace("BUNDLE", BUNDLE)
+)
 
 # The library alone, once the page has been drawn (a pause, then the browser's next idle moment): pages without
-# charts call it so that the chart page a visitor opens next finds it ready.
-_WARM = """<script>
-(() => {
+# charts mount it so that the chart page a visitor opens next finds it ready.
+_WARM_JS = (
+    _LOAD
+    + """
+export default function () {
   const idle = window.requestIdleCallback || ((f) => setTimeout(f, 0));
-  setTimeout(() => idle(() => { LOAD }, {timeout: 5000}), 1000);
-})();
-</script>""".replace("LOAD", _LOAD.replace("\n", "\n    "))
+  const t = setTimeout(() => idle(() => plotly().catch(() => {}), {timeout: 5000}), 1000);
+  return () => clearTimeout(t);
+}
+"""
+)
 
-_SPEC = re.compile(r'<script type="application/json" id="chart-[\w-]*-spec">(.*?)</script>', re.S)
+# Registered once per process (a second registration of a name replaces the first, with a warning)
+_CHART = st.components.v2.component(NAME, js=_JS, isolate_styles=False)  # plotly's own CSS lives in <head>
+_WARM = st.components.v2.component("attention_lab.warm", js=_WARM_JS)
 
 
-def _escape(text: str) -> str:
-    """JSON safe inside a <script> element: no "</script>" or "<!--" can end it early."""
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def draw(fig, name: str, config: dict) -> None:
+def draw(fig, name: str, config: dict) -> dict | None:
     """The figure, full width (redrawn when that changes), at its layout's height; config is plotly.js's (modebar,
-    image export)."""
+    image export). Returns the point, bar or cell clicked in the run the click started ({trace, x, y, z,
+    customdata, index}), else None."""
     spec = fig.to_plotly_json()
     layout = {**spec["layout"], "template": _TEMPLATE}
     layout.pop("width", None)
     body = pio.json.to_json_plotly({"data": spec["data"], "layout": layout, "config": config})
-    chart_id = f"chart-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}-{zlib.crc32(body.encode()):08x}"
-    html = _DRAW.format(
-        id=chart_id, height=int(layout.get("height") or HEIGHT), spec=_escape(body), load=_LOAD, bundle=BUNDLE
-    )
-    st.html(html, unsafe_allow_javascript=True)
+    height = int(layout.get("height") or HEIGHT)
+    key = f"chart-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}"
+    result = _CHART(data={"spec": body, "height": height}, key=key, height=height, on_click_change=lambda: None)
+    return getattr(result, "click", None)
 
 
 def warm() -> None:
     """Load the library once this page has been drawn and the browser is idle (an element with no content)."""
-    st.html(_WARM, unsafe_allow_javascript=True)
+    _WARM(key="plotly-warm", height=0)
 
 
-def spec(html: str) -> dict | None:
-    """The figure (data, layout, config) a chart element carries; None for any other HTML."""
-    match = _SPEC.search(html)
-    return json.loads(match.group(1)) if match else None
+def spec(data: str) -> dict | None:
+    """The figure (data, layout, config) a chart component carries, from its JSON data; None for any other."""
+    try:
+        return json.loads(json.loads(data)["spec"])
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ..analysis import findings
+from ..analysis import findings, scaling
 from ..results.provenance import BUNDLED_SWEEP
 from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT, inside, stores_root  # noqa: F401 - the pages' names
-from . import cached, charts
+from . import cached, charts, urls
 from . import selection as _selection
 from .selection import ALL, BEST, LONGEST, size_labels  # noqa: F401 - the pages' and app.py's names for them
 
@@ -190,6 +190,23 @@ def scan_words(names: list[str]) -> dict[str, tuple[list[str], str]]:
     return cached.scan_words(store, fp, _selection.scan_key(selection()), tuple(names))
 
 
+def open_scan_cell(axis: str, clicked: dict | None) -> None:
+    """A click on a Scaling point (customdata: attention, setting, lr) opens that cell's seeds in Runs."""
+    if not clicked or not clicked.get("customdata"):
+        return
+    attention, setting = clicked["customdata"][:2]
+    runs = findings.at_best_lr(findings.at_longest(scaling.axis_runs(scan_runs(), axis)))
+    cell = runs[(runs.attention == attention) & (runs.x == setting)]
+    if not cell.empty:
+        urls.open_page(*urls.cell_runs(cell, size_labels(cell).iloc[0]))
+
+
+def open_lr_point(clicked: dict | None) -> None:
+    """A click on a Learning-rate point or star (customdata: attention, task, lr) opens its curves."""
+    if clicked and clicked.get("customdata"):
+        urls.open_page(*urls.lr_curves(*clicked["customdata"][:3]))
+
+
 def with_weights(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs whose weights load whole. Runs without a weights file (a pruned store keeps only the best-lr
     runs' weights) get a caption with their count, the files in an expander; files that are there but cannot
@@ -242,15 +259,17 @@ def csv_of(df: pd.DataFrame):
     return lambda: df.to_csv(index=False).encode()
 
 
-def chart(fig, data: pd.DataFrame, name: str) -> None:
-    """The figure (its camera button saves a 2x PNG named for the chart, for slides) and a CSV of its data."""
+def chart(fig, data: pd.DataFrame, name: str) -> dict | None:
+    """The figure (its camera button saves a 2x PNG named for the chart, for slides) and a CSV of its data;
+    returns the point a visitor clicked (charts.draw), in the run that click started."""
     config = {
         "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
         "displaylogo": False,
         "showSendToCloud": False,  # plotly.js 4 offers to upload the data to Plotly Cloud unless told not to
     }
-    charts.draw(fig, name, config)  # tidied as built (plots.style.built_once)
+    clicked = charts.draw(fig, name, config)  # tidied as built (plots.style.built_once)
     download(data, name)
+    return clicked
 
 
 def store_arg() -> str:

@@ -119,6 +119,27 @@ def evidence(attention: str, column: str, axes: dict[str, str], best: str) -> tu
     return "pages/loss_curves.py", {**pair, "tasks": column}
 
 
+def cell_runs(cell, size: str) -> tuple[str, dict[str, str]]:
+    """Where one cell's seeds are listed (a chart click on the cell): the Runs page at their task, parameterization,
+    model size, training length and lr, the seeds ticked so their curves are drawn. cell: the runs (one lr)."""
+    one = lambda col: ",".join(dict.fromkeys(map(str, cell[col])))  # noqa: E731
+    params = {"tasks": one("task"), "attn": one("attention"), "size": size, "steps": str(int(cell.steps.max()))}
+    return "pages/runs.py", {**params, "lr": f"{cell.lr.iloc[0]:g}", "rsel": ",".join(cell.run_id)}
+
+
+def lr_curves(attention: str, task: str, lr: float) -> tuple[str, dict[str, str]]:
+    """Where a Learning-rate point's curves are drawn: Loss curves of that parameterization and task at that lr."""
+    return "pages/loss_curves.py", {"attn": attention, "tasks": task, "lr": f"{lr:g}"}
+
+
+def open_page(page: str, params: dict[str, str]) -> None:
+    """Go to a page in this session (a chart click): the sidebar's state kept, `params` over it, one URL change.
+    This page's staged values are dropped: written after the switch, they would overwrite the new page's."""
+    keep = sidebar_state()
+    st.session_state.pop("_url_pending", None)
+    st.switch_page(page, query_params={**keep, **params})
+
+
 def sidebar_state() -> dict[str, str]:
     """The sidebar's widgets' values as the URL holds them (what a plain link must carry to keep them)."""
     return {k: v for k in st.session_state.get(SIDEBAR, ()) if (v := current(k)) is not None}

@@ -73,7 +73,7 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
     best_lrs = best.groupby(["task", "attention"], observed=True).lr.agg(set).to_dict()
     placed = []
     for i, task in enumerate(tasks):
-        stars = {"x": [], "y": [], "color": [], "text": []}  # one trace per facet marks every line's best lr
+        stars = {"x": [], "y": [], "color": [], "text": [], "customdata": []}  # one trace per facet: each best lr
         for name in ordered(stats.attention[stats.task == task]):
             # plain lists: for a handful of points plotly validates them ~3x faster than numpy arrays
             g = {k: v.tolist() for k, v in cells[(task, name)].sort_values("lr").items()}
@@ -85,8 +85,8 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
                         type="scatter",
                         x=[lr * dodge(name) for lr in g["lr"]],
                         y=g["mean"],
-                        customdata=g["lr"],
-                        hovertemplate=f"{name}<br>lr %{{customdata:g}}<br>%{{y:.4g}}<extra></extra>",
+                        customdata=[[name, task, lr] for lr in g["lr"]],  # a click: the cell's runs at that lr
+                        hovertemplate=f"{name}<br>lr %{{customdata[2]:g}}<br>%{{y:.4g}}<extra></extra>",
                         mode="lines+markers",
                         name=name,
                         legendgroup=name,
@@ -108,7 +108,8 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
             )
             for lr, m in zip(g["lr"], g["mean"]):
                 if lr in best_lrs.get((task, name), ()):
-                    for key, value in zip(stars, (lr * dodge(name), m, c, f"{name}: best lr {lr:g} (on validation)")):
+                    star = (lr * dodge(name), m, c, f"{name}: best lr {lr:g} (on validation)", [name, task, lr])
+                    for key, value in zip(stars, star):
                         stars[key].append(value)
         placed.append(
             (
@@ -117,6 +118,7 @@ def lr_sweep(df: pd.DataFrame, y: str, tasks: list[str], best: pd.DataFrame, log
                     x=stars["x"],
                     y=stars["y"],
                     text=stars["text"],
+                    customdata=stars["customdata"],
                     mode="markers",
                     name="best lr",
                     showlegend=False,

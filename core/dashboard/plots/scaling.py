@@ -43,6 +43,7 @@ def outcome_vs_axis(
                 line=dict(color=color(name)),
                 hovertext=hover,
                 hoverinfo="text",
+                customdata=[[name, v, lr] for v, lr in zip(a["x"].tolist(), a.lr.tolist())],  # a click: the cell
             )
         )
         if seeds is not None and not seeds.empty:
