@@ -1,8 +1,8 @@
 """attention-lab: configs, tasks, the tiny transformer, its training and the results store (README: Layout).
 
 Holds the sub-packages attention, training, results, analysis, experiments, benchmarks and dashboard, each
-importing only those before it; on top, cli (`python -m core`), flags (its flag types) and report (the
-generated docs/results.md and docs/reproduce.md).
+importing only those before it; on top, cli (`python -m core`: one module per command group, with its flag
+types) and report (the generated docs/results.md and docs/reproduce.md).
 
 `import core` loads nothing heavy; `core.load_model` loads torch when called.
 """

@@ -8,8 +8,8 @@ import pandas as pd
 
 from .analysis import endpoints, findings, scaling, similarity, stats, words
 from .attention import NAMES
+from .experiments import recipe
 from .experiments.sweep import accuracy_table
-from .results import provenance as prov
 from .results import store as st
 from .training.task_specs import TASK_NAMES
 
@@ -218,7 +218,7 @@ def _compute(store: Path) -> pd.DataFrame:
     rows = []
     for path in sorted((store / "bench").glob("sweep-*.parquet")):
         record = st.read_meta(path)["provenance"]
-        rows.append(pd.read_parquet(path).iloc[0].to_dict() | {"command": prov.scan_command(record["command"])})
+        rows.append(pd.read_parquet(path).iloc[0].to_dict() | {"command": recipe.scan_command(record["command"])})
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
@@ -230,10 +230,10 @@ def _compute(store: Path) -> pd.DataFrame:
 def reproduce(store: Path, command: str) -> str:
     """docs/reproduce.md: the commands behind the store, in order, each with the runs it stored and its compute."""
     runs = st.load_runs(store)
-    made = runs.command.map(prov.scan_command).value_counts()
+    made = runs.command.map(recipe.scan_command).value_counts()
     compute = _compute(store)
     rows = []
-    for c in (*prov.BUNDLED_SWEEPS, *prov.CRITERION_SWEEPS, *prov.SCAN_SWEEPS):
+    for c in (*recipe.BUNDLED_SWEEPS, *recipe.CRITERION_SWEEPS, *recipe.SCAN_SWEEPS):
         m = compute.loc[c] if c in compute.index else None
         rows.append(
             {
@@ -270,7 +270,7 @@ def reproduce(store: Path, command: str) -> str:
         "## Then, once the sweeps are in",
         "",
         "```",
-        *prov.AFTER_SWEEPS,
+        *recipe.AFTER_SWEEPS,
         "```",
         "",
     ]

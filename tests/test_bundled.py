@@ -8,9 +8,7 @@ import pytest
 from core.analysis import findings
 from core.attention.registry import ATTENTION
 from core.experiments import sweep
-from core.results import store as st
-from core.results import weights
-from core.results.provenance import (
+from core.experiments.recipe import (
     BUNDLED_MORE_SEEDS,
     BUNDLED_SWEEP,
     BUNDLED_SWEEPS,
@@ -19,6 +17,8 @@ from core.results.provenance import (
     SCAN_SWEEPS,
     scan_command,
 )
+from core.results import store as st
+from core.results import weights
 from core.training.config import LR_GRID, TrainConfig
 from core.training.task_specs import TASK_SPECS
 from core.training.tasks import TASKS, chance_levels
@@ -41,7 +41,7 @@ def _bundled(runs: pd.DataFrame) -> pd.DataFrame:
 def _command_jobs(command: str) -> list:
     """The jobs a documented sweep command plans, as the CLI plans them (its own parser and plan_jobs)."""
     from core.cli import build_parser
-    from core.experiments.sweep_command import plan_jobs
+    from core.cli.sweep import plan_jobs
 
     parser = build_parser()
     return plan_jobs(parser.parse_args(command.removeprefix("python -m core ").split()), parser)
@@ -87,7 +87,7 @@ def test_every_criterion_run_is_a_documented_commands_whole_job():
 def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
     runs = _bundled(st.load_runs(DATA))
     assert set(runs.status) <= {"ok", "diverged"}
-    tasks = [t for t in TASKS if t not in RETRAINING]  # their old runs left data/ (provenance.RETRAINING)
+    tasks = [t for t in TASKS if t not in RETRAINING]  # their old runs left data/ (recipe.RETRAINING)
     assert not set(runs.task) & set(RETRAINING)
     jobs = sweep.plan(list(ATTENTION), tasks, SEEDS, TrainConfig(eval_every=50), lrs=LR_GRID)
     for task, n in MORE_SEEDS.items():

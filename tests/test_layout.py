@@ -12,16 +12,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# What each sub-package may import from core (besides itself). The CLI (core.cli, core.flags,
-# core.__main__) sits on top and may import anything.
+# What each sub-package may import from core (besides itself). The command line (core.cli, with core.__main__
+# and core.report) sits on top and may import anything; nothing below imports it.
 ALLOWED = {
     "attention": set(),
     "training": {"attention"},
     "results": {"attention", "training"},
-    "analysis": {"attention", "training", "results", "flags"},  # baselines' and pretrained's own commands
-    "experiments": {"attention", "training", "results", "analysis", "flags"},  # sweep's own command
-    "benchmarks": {"attention", "training", "results", "analysis", "experiments", "flags"},
+    "analysis": {"attention", "training", "results"},
+    "experiments": {"attention", "training", "results", "analysis"},
+    "benchmarks": {"attention", "training", "results", "analysis", "experiments"},
     "dashboard": {"attention", "training", "results", "analysis", "experiments"},
+    "cli": {"attention", "training", "results", "analysis", "experiments", "benchmarks", "report"},
 }
 PAGES_MAY_IMPORT = {"dashboard", "analysis", "results"}
 
@@ -133,3 +134,16 @@ def test_every_package_docstring_names_each_of_its_modules(package):
     modules |= {d.name for d in package.iterdir() if (d / "__init__.py").is_file()}
     missing = sorted(m for m in modules if not re.search(rf"\b{m}\b", doc))
     assert not missing, f"{package.relative_to(ROOT)}/__init__.py does not name {missing}"
+
+
+def test_the_command_line_lives_in_core_cli():
+    """Commands and their flags are defined only in core/cli/: the packages below expose functions."""
+    import re
+
+    defines = re.compile(r"^import argparse|\.add_parser\(|\.add_argument\(", re.M)
+    outside = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "core").rglob("*.py")
+        if "cli" not in p.relative_to(ROOT / "core").parts and defines.search(p.read_text())
+    ]
+    assert not outside, outside

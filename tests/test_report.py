@@ -29,7 +29,7 @@ def test_check_names_a_stale_document_and_writes_nothing(tmp_path, capsys):
 
 
 def test_every_documented_command_and_every_sweep_record_is_in_reproduce():
-    from core.results import provenance as prov
+    from core.experiments import recipe as prov
     from core.results import store as st
 
     text = (ROOT / "docs" / "reproduce.md").read_text()

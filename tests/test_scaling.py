@@ -232,8 +232,8 @@ def test_outcomes_per_cell_agree_with_the_scalar_statistics_on_the_bundled_scans
     """outcomes aggregates all cells at once; each row must equal findings' one-cell functions applied to that
     cell's runs at its best lr (real runs: unsolved seeds still improving, diverged ones, several lrs)."""
     from core.analysis import findings
+    from core.experiments.recipe import RETRAINING
     from core.results import store
-    from core.results.provenance import RETRAINING
 
     runs = store.load_runs(ROOT / "data")
     if axis not in scaling.axes_present(runs):  # only an axis of a task being retrained may be absent

@@ -27,7 +27,6 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from ..flags import DEFAULT_STORE, store_dir
 from ..results import store as st
 from ..results import weights
 from ..training.config import ModelConfig
@@ -124,34 +123,30 @@ def chance_frame() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["task", "guesser", "accuracy"])
 
 
-def cmd_baselines(args, parser):
-    runs = st.load_runs(args.store)
+def write_all(store) -> dict[str, int]:
+    """Every analysis `python -m core baselines` stores under STORE/analysis/, from the store's runs; returns what
+    it covered (counts). ValueError when the store holds no runs."""
+    runs = st.load_runs(store)
     if runs.empty:
-        parser.error(f"--store: no runs in {args.store!r}")
-    configs = {rid: ModelConfig.from_dict(st.read_meta(st.run_path(args.store, rid))["model"]) for rid in runs.run_id}
-    st.write_named(args.store, "analysis", "init", init_metrics(runs, configs))
-    st.write_named(args.store, "analysis", "random", random_metrics(list(configs.values())))
-    pretrained = st.load_named(args.store, "pretrained")
-    st.write_named(args.store, "analysis", "random_shapes", random_shapes(runs, pretrained))
-    st.write_named(args.store, "analysis", "chance", chance_frame())
-    st.write_named(args.store, "analysis", "solve_steps", solve_steps(args.store, list(runs.run_id)))
-    trained, spectra = trained_analyses(args.store, runs.run_id)
-    scores = head_scores(args.store, runs.run_id)
+        raise ValueError(f"no runs in {str(store)!r}")
+    configs = {rid: ModelConfig.from_dict(st.read_meta(st.run_path(store, rid))["model"]) for rid in runs.run_id}
+    st.write_named(store, "analysis", "init", init_metrics(runs, configs))
+    st.write_named(store, "analysis", "random", random_metrics(list(configs.values())))
+    pretrained = st.load_named(store, "pretrained")
+    st.write_named(store, "analysis", "random_shapes", random_shapes(runs, pretrained))
+    st.write_named(store, "analysis", "chance", chance_frame())
+    st.write_named(store, "analysis", "solve_steps", solve_steps(store, list(runs.run_id)))
+    trained, spectra = trained_analyses(store, runs.run_id)
+    scores = head_scores(store, runs.run_id)
     for name, table in (("trained", trained), ("trained_spectra", spectra), ("heads", scores)):
         if table.empty:  # no weights kept: a stale table from before must not outlive them
-            (Path(args.store) / "analysis" / f"{name}.parquet").unlink(missing_ok=True)
+            (Path(store) / "analysis" / f"{name}.parquet").unlink(missing_ok=True)
         else:
-            st.write_named(args.store, "analysis", name, table)
-    print(
-        f"wrote the final-weight metrics of {trained.run_id.nunique() if len(trained) else 0} runs, the head "
-        f"scores of {scores.run_id.nunique() if len(scores) else 0} kept models, "
-        f"the step-0 metrics of {len(runs)} runs and the random baselines of {len(set(runs.attention))} "
-        f"parameterizations, the chance levels of {len(TASKS)} tasks and every run's solve step into "
-        f"{args.store}/analysis/"
-    )
-
-
-def add_baselines(sub):
-    p = sub.add_parser("baselines", help="step-0 and random-init similarity baselines for the Similarity page")
-    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
-    p.set_defaults(func=cmd_baselines)
+            st.write_named(store, "analysis", name, table)
+    return {
+        "trained": trained.run_id.nunique() if len(trained) else 0,
+        "heads": scores.run_id.nunique() if len(scores) else 0,
+        "runs": len(runs),
+        "attentions": len(set(runs.attention)),
+        "tasks": len(TASKS),
+    }

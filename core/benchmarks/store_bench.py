@@ -129,8 +129,9 @@ def first_page_seconds(root: Path, name: str) -> float:
             os.environ.pop("ATTENTION_LAB_STORES", None)
         else:
             os.environ["ATTENTION_LAB_STORES"] = before
-    bodies = [h.proto.body for h in at.get("html")]  # the verdict matrix, and a chart (the app's charts are HTML)
-    if at.exception or not any('class="lab-chart"' in b for b in bodies) or not any("<table" in b for b in bodies):
+    tables = [h.proto.body for h in at.get("html")]  # the verdict matrix is HTML; charts are components
+    charts = [c for c in at.get("bidi_component") if c.proto.component_name == "attention_lab.chart"]
+    if at.exception or not charts or not any("<table" in b for b in tables):
         raise RuntimeError(f"the app drew no verdict matrix or chart on the synthetic store: {at.exception}")
     return seconds
 

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from ..analysis import findings, scaling
-from ..results.provenance import BUNDLED_SWEEP
+from ..experiments.recipe import BUNDLED_SWEEP
 from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT, inside, stores_root  # noqa: F401 - the pages' names
 from . import cached, charts, urls
 from . import selection as _selection

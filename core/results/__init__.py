@@ -1,7 +1,7 @@
 """The results store: one parquet file per run, safetensors weights, the runs index, claims.
 
-Holds runfile (one file's format and atomic write), provenance (the commands behind data/, each file's
-record), index, claims, store (read/write a store), weights (a run's per-head weights, checked as read),
+Holds runfile (one file's format and atomic write), provenance (each file's record of what
+made it), index, claims, store (read/write a store), weights (a run's per-head weights, checked as read),
 schema (what every table holds), scratch (checkpoints and criterion runs' end states), models
 (core.load_model), export and stores (the named stores the app may read and write).
 May import: core.attention, core.training. Never the experiments, analysis, benchmarks or dashboard.

@@ -1,99 +1,11 @@
-"""What made a stored file: the sweep commands behind data/, and each file's provenance record."""
+"""What made a stored file: each file's provenance record (the command, versions, date, the code's commit)."""
 
 import platform
-import re
 import subprocess
 import sys
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-
-# the command that made data/
-BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr grid --eval-every 50 --store data"
-# then seeds 5-9 on the one discriminating task (resume trains only those)
-BUNDLED_MORE_SEEDS = (
-    "python -m core sweep --attention all --task associative_recall --seeds 10 --lr grid --eval-every 50 --store data"
-)
-# (a third sweep, that task at 1,600 fixed steps, left data/ once the task was trained to the criterion: the
-# criterion answers what a longer fixed budget was for)
-BUNDLED_SWEEPS = (BUNDLED_SWEEP, BUNDLED_MORE_SEEDS)
-# Trained to the criterion (docs/cli.md: Training to a criterion) in a scratch store and copied here with each sweep's
-# record: induction's bundled point, and its one-layer control, each parameterization at the lr chosen for its
-# two-layer cell (the control never solves, so a grid of lrs there would cost four times as much for nothing).
-_CRITERION = "--until solved --steps 6400 --eval-every 50 --store data --workers 2 --quiet"
-_EASY = ("reverse", "sort", "histogram")  # every parameterization solves them: a check that tying costs nothing there
-CRITERION_SWEEPS = (
-    f"python -m core sweep --attention all --task induction --seeds 5 --lr grid {_CRITERION}",
-    f"python -m core sweep --attention all --task associative_recall --seeds 5 --lr grid {_CRITERION}",
-    # identity's censored seeds were all still improving at 6,400: the cap raised by extension (every other
-    # member re-stored as it stopped, from its saved end state); these are the runs data/ keeps
-    "python -m core sweep --attention all --task associative_recall --seeds 5 --lr grid --until solved "
-    "--eval-every 50 --store data --workers 2 --quiet --steps 12800",
-    # the scans, retrained to the criterion one axis point at a time (identity has no d_head of its own)
-    "python -m core sweep --task associative_recall --seeds 5 --lr grid --until solved --eval-every 50 --store data "
-    "--workers 2 --quiet --steps 6400 --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 8",
-    *(f"python -m core sweep --attention all --task {t} --seeds 5 --lr grid {_CRITERION}" for t in _EASY),
-    f"python -m core sweep --attention standard,bilinear,mqa,gqa --task induction --seeds 5 --lr 0.003 --n-layers 1 "
-    f"{_CRITERION}",
-    f"python -m core sweep --attention stacked,tied_qk --task induction --seeds 5 --lr 0.001 --n-layers 1 {_CRITERION}",
-    f"python -m core sweep --attention tied_qkv --task induction --seeds 5 --lr 0.0003 --n-layers 1 {_CRITERION}",
-    f"python -m core sweep --attention identity --task induction --seeds 5 --lr 0.01 --n-layers 1 {_CRITERION}",
-)
-# Tasks whose fixed-budget runs left data/: each is here only as trained to the criterion (CRITERION_SWEEPS).
-# induction's task itself changed (it was a fixed-offset copy, which one layer solves by a positional lookup);
-# the others were retrained to the criterion. associative recall keeps its 800-step grid, which the scans read.
-RETRAINING = ("induction", *_EASY)
-# The scaling scans (docs/results.md: Scaling scans), one axis point each, in the order they run; identity has no d_head
-# of its own. A scan run into another store and copied here records that store in its provenance, so the
-# commands are compared with their --store argument set aside (scan_command).
-_SCAN = (
-    "python -m core sweep --store data --task associative_recall --seeds 5 --lr grid --steps 800 --workers 1 --quiet"
-)
-_NO_IDENTITY = "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa"
-SCAN_SWEEPS = tuple(
-    f"{_SCAN} {args}"
-    for args in (
-        f"{_NO_IDENTITY} --d-head 4",
-        f"{_NO_IDENTITY} --d-head 8",
-        "--attention all --d-model 32",
-        f"{_NO_IDENTITY} --d-head 2",
-        "--attention all --d-model 16",
-        "--attention all --n-heads 1",
-        "--attention all --n-heads 2",
-        "--attention all --n-heads 8",
-        "--attention all --length 4",
-        "--attention all --d-model 128",
-        "--attention all --length 16",
-        "--attention all --length 32",
-    )
-) + (
-    # the lr grid extended one step up where best lrs sat at its top edge (1e-2)
-    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention all --d-model 16",
-    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv,identity,mqa,gqa --d-model 32",
-    # and where an unsolved cell's best lr sat there on the d_head and n_heads axes (identity left out: it
-    # solves no seed at any lr of any scan point)
-    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention standard,tied_qk,tied_qkv,gqa --d-head 2",
-    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv,gqa --d-head 4",
-    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv --d-head 8",
-    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qkv,mqa --n-heads 8",
-    # the grid's half-steps around the best lr, for the cells below 5/5 at d_model 128
-    f"{_SCAN.replace('--lr grid', '--lr 0.0005,0.002')} --attention stacked,tied_qkv --d-model 128",
-)
-
-# after the sweeps: what the pages read besides the runs, and the documents made from them
-AFTER_SWEEPS = (
-    "python -m core prune --store data --max-seeds 2 --max-model-seeds 1 --model-tasks induction   # best lr's seeds",
-    "python -m core baselines --store data   # matched baselines, final-weight analyses, solve steps",
-    "python -m core index --store data --slim   # one 4 KiB block per run file",
-    "python -m core pretrained --store data",
-    "python -m core bench --store data --skip-attention --training-rounds 3",
-    "python -m core report --store data   # docs/results.md and docs/reproduce.md",
-)
-
-
-def scan_command(command: str) -> str:
-    """A recorded command with its --store argument replaced by data (where its runs were copied)."""
-    return re.sub(r"--store \S+", "--store data", command)
 
 
 def provenance(command: str | None = None) -> dict:

@@ -7,7 +7,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from .training.config import LR_GRID
+from ..training.config import LR_GRID
 
 
 class Parser(argparse.ArgumentParser):
@@ -140,7 +140,7 @@ device.__name__ = "device"
 
 
 def ray_address(text: str) -> str:
-    from .experiments.cluster import parse_address
+    from ..experiments.cluster import parse_address
 
     try:
         return parse_address(text)

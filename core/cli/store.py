@@ -1,15 +1,14 @@
-"""`python -m core`: sweep (experiments/sweep_command.py), summary, prune, export, index, report (report.py),
-bench, pretrained, baselines. Bad flags get one line naming the flag, exit code 2."""
+"""`python -m core summary`, `export`, `prune`, `index` and `report`: the commands that read or tidy a store.
+Bad flags get one line naming the flag, exit code 2."""
 
 import sys
 from pathlib import Path
 
-from .analysis.blas import one_blas_thread
-from .attention import NAMES as ATTENTION_NAMES
-from .flags import DEFAULT_STORE, Parser, bounded_int, choice, flag_error, read_store, store_dir
-from .results import store as st
-from .results import weights
-from .training.task_specs import TASK_NAMES as TASKS
+from ..attention import NAMES as ATTENTION_NAMES
+from ..results import store as st
+from ..results import weights
+from ..training.task_specs import TASK_NAMES as TASKS
+from .flags import DEFAULT_STORE, bounded_int, choice, flag_error, read_store, store_dir
 
 
 def add_summary(sub):
@@ -25,7 +24,7 @@ def add_summary(sub):
 
 def print_endpoints(runs) -> None:
     """The criterion runs' two endpoints per cell, against standard, Holm-corrected over the table."""
-    from .analysis import endpoints, stats, words
+    from ..analysis import endpoints, stats, words
 
     table = endpoints.endpoints(runs, list(ATTENTION_NAMES), list(TASKS))
     if table.empty:
@@ -50,14 +49,14 @@ def print_endpoints(runs) -> None:
 
 
 def cmd_summary(args, parser):
-    from .experiments import sweep
+    from ..experiments import sweep
 
     if not Path(args.store).is_dir():
         parser.error(f"--store: {args.store!r} is not a directory")
     runs = st.load_runs(args.store)
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
-    from .analysis import findings, words
+    from ..analysis import findings, words
 
     runs = findings.at_main_size(runs)  # the operating point; the scaling scans are `summary --scaling`
     print(sweep.accuracy_table(runs, markdown=args.markdown))
@@ -74,7 +73,7 @@ def cmd_summary(args, parser):
             print(f"- {r.task} / {r.attention}: {r.lrs_solving} of {r.lrs} ({r.per_lr})")
         print_endpoints(runs)
     if args.scaling:
-        from .analysis import scaling, words
+        from ..analysis import scaling, words
 
         everything = st.load_runs(args.store)
         for axis in scaling.axes_present(everything):
@@ -91,7 +90,7 @@ def cmd_summary(args, parser):
 
 
 def add_export(sub):
-    from .results.export import FORMATS
+    from ..results.export import FORMATS
 
     p = sub.add_parser("export", help="runs and metrics as csv/parquet, or into TensorBoard, MLflow or W&B (offline)")
     p.add_argument("--store", type=read_store, default=DEFAULT_STORE, help=f"store (default {DEFAULT_STORE}/)")
@@ -101,7 +100,7 @@ def add_export(sub):
 
 
 def cmd_export(args, parser):
-    from .results.export import MissingExtra, export
+    from ..results.export import MissingExtra, export
 
     if not Path(args.store).is_dir():
         parser.error(f"--store: {args.store!r} is not a directory")
@@ -147,7 +146,7 @@ def add_prune(sub):
 def weights_to_keep(runs, max_seeds: int | None = None) -> set[str]:
     """The run ids whose weights prune keeps: each cell's best-lr runs at its task's longest training (what the
     pages show by default), the lowest `max_seeds` seeds of each."""
-    from .analysis import findings
+    from ..analysis import findings
 
     best = findings.at_best_lr(findings.at_longest(runs))
     if max_seeds is not None:
@@ -186,8 +185,8 @@ def add_index(sub):
 
 
 def cmd_index(args, parser):
-    from .results import index
-    from .results.runfile import slim
+    from ..results import index
+    from ..results.runfile import slim
 
     if not Path(args.store, "runs").is_dir():
         parser.error(f"--store: no runs in {args.store!r}")
@@ -209,7 +208,7 @@ def add_report(sub):
 def cmd_report(args, parser):
     import tempfile
 
-    from . import report
+    from .. import report
 
     if st.load_runs(args.store).empty:
         parser.error(f"--store: no runs in {args.store!r}")
@@ -228,58 +227,3 @@ def cmd_report(args, parser):
         print(f"stale: {', '.join(stale)} (rerun python -m core report --store {args.store})", file=sys.stderr)
         raise SystemExit(1)
     print("up to date")
-
-
-def _one_line_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"warning: {message}", file=sys.stderr)
-
-
-def build_parser() -> Parser:
-    parser = Parser(prog="python -m core", description="Train and compare attention parameterizations.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    from .experiments.sweep_command import add_sweep  # loads torch: only for the CLI
-
-    add_sweep(sub)
-    add_summary(sub)
-    add_prune(sub)
-    add_export(sub)
-    add_index(sub)
-    add_report(sub)
-    from .analysis.baselines import add_baselines
-    from .analysis.pretrained import add_pretrained
-    from .benchmarks.bench import add_bench  # torch-heavy modules load only for the CLI
-
-    add_bench(sub)
-    add_pretrained(sub)
-    add_baselines(sub)
-    return parser
-
-
-def main(argv=None) -> int:
-    import warnings
-
-    warnings.showwarning = _one_line_warning  # a skipped file is one line, not Python's two-line format
-    one_blas_thread()
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    sub = next(a for a in parser._actions if a.dest == "command")
-    try:
-        if args.command in WRITERS and Path(args.store).is_dir():
-            st.remove_stale_tmp(args.store)  # a writer killed mid-write (a worker, baselines) left its temp file
-        args.func(args, sub.choices[args.command])
-    except KeyboardInterrupt:  # Ctrl-C: a clean cancel (claims and temp files are released on the way out)
-        print(f"python -m core {args.command}: cancelled; what finished before it is stored", file=sys.stderr)
-        return 130
-    except OSError as err:  # unreadable or unwritable store, disk full: one line, never a traceback
-        what = f"{err.strerror or type(err).__name__}" + (f": {err.filename}" if err.filename else "")
-        print(f"python -m core {args.command}: {what}", file=sys.stderr)
-        return 1
-    return 0
-
-
-# commands that write into --store (a sweep removes its store's leftovers itself: sweep.run does it first)
-WRITERS = {"baselines", "pretrained", "bench", "prune", "index"}
-
-
-if __name__ == "__main__":
-    sys.exit(main())

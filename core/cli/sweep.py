@@ -5,15 +5,15 @@ from functools import cache, partial
 
 from ..analysis import findings
 from ..attention import NAMES as ATTENTION_NAMES
-from ..flags import DEFAULT_STORE, MAX_WORKERS, bounded_int, choice, flag_error, lr_list, names, ray_address, store_dir
-from ..flags import device as device_flag
+from ..experiments import sweep
+from ..experiments.cluster import INSTALL, available
 from ..results import store as st
 from ..training.config import LR_GRID, PRECISIONS, TrainConfig
 from ..training.criterion import PATIENCE, SCHEDULES, SOLVED, UNTIL
 from ..training.device import bf16_matmul_native, default_device
 from ..training.task_specs import TASK_NAMES as TASKS
-from . import sweep
-from .cluster import INSTALL, available
+from .flags import DEFAULT_STORE, MAX_WORKERS, bounded_int, choice, flag_error, lr_list, names, ray_address, store_dir
+from .flags import device as device_flag
 
 
 def add_sweep(sub):
@@ -130,12 +130,12 @@ def plan_jobs(args, parser) -> list:
 def cmd_sweep(args, parser):
     from tqdm import tqdm
 
-    from .flops import measured_sweep
-    from .workers import default_workers, keep_freed_memory, threads_per_worker
+    from ..experiments.flops import measured_sweep
+    from ..experiments.workers import default_workers, keep_freed_memory, threads_per_worker
 
     jobs = plan_jobs(args, parser)
     if args.ray and args.ray != "local":  # an address nothing answers at is refused before the store is created
-        from .cluster import ClusterError, probe
+        from ..experiments.cluster import ClusterError, probe
 
         try:
             probe(args.ray)
