@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.analysis import similarity
+from core.analysis import similarity, views
 from core.dashboard import plots, ui, urls
 
 ui.require_router()
@@ -55,8 +55,7 @@ base = {
 }
 
 st.subheader("Per layer")
-per_layer = d.groupby(["attention", "layer"], as_index=False)["value"].agg(["mean", "std"]).fillna(0.0)
-per_layer = per_layer.rename(columns={"mean": metric})
+per_layer = views.per_layer(d, metric)
 fig = plots.lines_by_attention(per_layer, "layer", metric)
 same = {}  # baselines within 0.01 of each other are one line named once: labels would overlap and strike through
 for name, value in base.items():
@@ -74,7 +73,7 @@ ui.chart(fig, per_layer, f"practice-layers-{metric}")
 st.caption("Mean over heads per layer. Dotted lines: random Gaussian matrices of each model's shapes (computed).")
 
 st.subheader("Per head")
-per_head = d.groupby(["attention", "layer", "head"], as_index=False)["value"].mean()
+per_head = views.per_head(d)
 lo, hi = (0, 1) if metric.startswith(("sym", "overlap")) else (None, None)
 ui.chart(
     plots.head_heatmaps(per_head[per_head.attention != "standard"], zmin=lo, zmax=hi),
@@ -83,7 +82,7 @@ ui.chart(
 )
 
 st.subheader("Encoders vs decoders")
-sym = pre[pre.metric == "sym_QK"].groupby(["attention", "kind"])["value"].agg(["mean", "std"]).reset_index()
+sym = views.by_kind(pre, "sym_QK")
 described = {
     k: ", ".join(f"{r.attention} {r['mean']:.3f} ± {r['std']:.3f}" for _, r in g.iterrows())
     for k, g in sym.groupby("kind")
@@ -111,7 +110,6 @@ else:
         f"This store holds {kinds} only: the comparison needs an encoder and a decoder "
         "(`python -m core pretrained --model PATH` adds your own checkpoint)."
     )
-table = pre.groupby(["attention", "kind", "metric"], as_index=False)["value"].mean()
-table = plots.in_order(table.pivot_table(index=["attention", "kind"], columns="metric", values="value").reset_index())
+table = plots.in_order(views.summary(pre))
 st.dataframe(table.round(3), hide_index=True, width="stretch")
 ui.download(table, "practice-summary")

@@ -4,7 +4,7 @@ comparison at each one's best lr is fair (and whether the best lies inside the g
 import numpy as np
 import streamlit as st
 
-from core.analysis import findings
+from core.analysis import findings, views
 from core.dashboard import plots, ui, urls
 
 ui.require_router()
@@ -32,14 +32,7 @@ fig = plots.lr_sweep(data, metric, tasks, best, log_y=metric == "test_loss", y_t
 ui.open_lr_point(ui.chart(fig, data, f"lr-{metric}"))
 st.caption("Click a point or a star to draw that parameterization's curves at that lr (Loss curves).")
 
-grid = sorted(set(runs.lr))
-edge = best[best.lr.isin([grid[0], grid[-1]])] if len(grid) > 1 else best.iloc[0:0]
-order = {n: i for i, n in enumerate([*tasks, *plots.ORDER])}
-table = best.sort_values(["task", "attention"], key=lambda c: c.map(order))[
-    ["task", "attention", "lr", "val_loss", "n"]
-]
-table = table.rename(columns={"val_loss": "mean val loss", "n": "seeds"})
-table["at the grid's edge"] = table.lr.isin(edge.lr) & (len(grid) > 1)
+table = views.best_lr_table(runs, best, [*tasks, *plots.ORDER])
 st.dataframe(
     table, hide_index=True, width="stretch", column_config={"lr": st.column_config.NumberColumn(format="%.0e")}
 )
@@ -52,17 +45,14 @@ if table["at the grid's edge"].any():
     )
 
 st.subheader("Time to solve against learning rate")
-steps = ui.time_to_solve(runs.run_id)
-solve = ok.assign(time_to_solve=ok.run_id.map(steps).astype(float))
+solve, counts, at_best = views.solve_by_lr(runs, ui.time_to_solve(runs.run_id), best)
 fig = plots.lr_sweep(solve.dropna(subset=["time_to_solve"]), "time_to_solve", tasks, best, y_title="steps to solve")
 ui.open_lr_point(ui.chart(fig, solve[["task", "attention", "lr", "seed", "time_to_solve"]], "lr-time-to-solve"))
-counts = solve.groupby(["task", "attention", "lr"]).time_to_solve.agg(solved="count", seeds="size").reset_index()
 st.caption(
     f"Time to solve: the first evaluation with validation accuracy ≥ {findings.SOLVED:.0%}; seeds that never get "
     f"there are left out of the line ({int(counts.seeds.sum() - counts.solved.sum())} of {int(counts.seeds.sum())} "
     "here; the Overview counts them)."
 )
-at_best = solve.merge(best[["task", "attention", "lr"]], on=["task", "attention", "lr"])
 dist = at_best[["task", "attention", "seed", "time_to_solve"]].replace({np.nan: None})
 st.markdown("**At each parameterization's best lr**, one dot per seed that solved:")
 fig = plots.strip(at_best.dropna(subset=["time_to_solve"]), "time_to_solve", tasks, y_title="steps to solve")

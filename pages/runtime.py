@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from core.analysis import views
 from core.dashboard import plots, ui, urls
 
 REFERENCE = "nn.MultiheadAttention"
@@ -20,10 +21,7 @@ st.subheader("Training, from the runs")
 y = urls.url_widget(
     st.radio, "Measure", "rt_y", "seconds_per_step", options=["seconds_per_step", "tokens_per_s"], horizontal=True
 )
-# every member of one ensemble (its seeds x lrs) stores the ensemble's time: one row per ensemble, not per seed
-ensembles = runs.drop_duplicates(["task", "attention", "d_model", "n_heads", "d_head", "steps", "seconds_per_step"])
-per = ensembles.groupby(["task", "attention"], sort=False)[y].agg(["mean", "std", "size"]).reset_index()
-per = per.rename(columns={"mean": y, "size": "ensembles"}).fillna({"std": 0.0})
+per = views.runtime_bars(runs, y)  # one reading per ensemble, not per seed
 ui.chart(plots.bars_by_attention(per, y, facet="task", error="std"), per, f"runtime-{y}")
 st.caption(
     f"All seeds and lrs of a configuration train together as one vectorized ensemble and share its step time, so "

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from core.analysis import similarity
+from core.analysis import similarity, views
 from core.dashboard import catalog, plots, ui, urls
 
 ui.require_router()
@@ -45,7 +45,7 @@ st.caption(f"{'Invariant' if similarity.INVARIANT[metric] else 'Not invariant'} 
 if d.empty:
     st.info(f"`{metric}` is not defined for the selected parameterizations (e.g. bilinear has no separate W_Q, W_K).")
 else:
-    per_head = d.groupby(["attention", "layer", "head"], as_index=False)["value"].mean()
+    per_head = views.per_head(d)
     lo, hi = (0, 1) if metric.startswith(("sym", "overlap")) else (None, None)
     rand = ui.table("analysis", "random")
     fixed = set(rand[(rand.metric == metric) & rand.by_construction].attention) if not rand.empty else set()

@@ -120,7 +120,7 @@ def test_a_csv_download_is_written_on_click_from_the_data_as_shown():
 def test_ema_is_the_identity_without_smoothing_and_debiased_with_it():
     import numpy as np
 
-    from core.dashboard.plots import ema
+    from core.analysis.views import ema
 
     v = np.array([4.0, 2.0, 1.0, 3.0])
     assert np.array_equal(ema(v, 0.0), v)

@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ...analysis.views import curve_bands, ema
 from .style import (  # noqa: F401 - part of this module's interface
     _COMPONENT_SHADES,
     COLORS,
@@ -37,30 +38,6 @@ def facet_title(df: pd.DataFrame, facet: str | None, value) -> str:
     if not facet:
         return ""
     return f"{facet} = {value}" if pd.api.types.is_numeric_dtype(df[facet]) else str(value)
-
-
-def ema(values: np.ndarray, alpha: float) -> np.ndarray:
-    """Debiased exponential moving average as W&B/TensorBoard smooth (alpha = smoothing weight in [0, 1))."""
-    if not alpha:  # no smoothing: the values themselves, exactly what the loop below gives
-        return np.asarray(values, dtype=float)
-    out, acc, norm = np.empty(len(values)), 0.0, 0.0
-    for i, v in enumerate(values):
-        acc, norm = alpha * acc + (1 - alpha) * v, alpha * norm + (1 - alpha)
-        out[i] = acc / norm if norm else v
-    return out
-
-
-def curve_bands(df: pd.DataFrame, x: str, smoothing: float) -> pd.DataFrame:
-    """df rows: attention, task, run_id, x, value. Smooth each run, then mean/std/min/max across seeds per x."""
-    df = df.sort_values(x).copy()
-    if smoothing:
-        df["value"] = df.groupby("run_id")["value"].transform(lambda v: ema(v.to_numpy(), smoothing))
-    if x == "wall_time":  # runs of one ensemble share a clock; align seeds by step index
-        df["_x"] = df.groupby(["attention", "task", "step"])[x].transform("mean")
-    else:
-        df["_x"] = df[x]
-    agg = df.groupby(["task", "attention", "_x"])["value"].agg(["mean", "std", "min", "max", "count"]).reset_index()
-    return agg.rename(columns={"_x": x}).fillna({"std": 0.0})
 
 
 @built_once
