@@ -41,7 +41,7 @@ def sidebar() -> dict:
             help="`data`: the bundled lr-grid sweep; others: stores under the configured stores directory",
         )
         path = stores.resolve(name) or stores.BUNDLED
-        runs = ui.runs(path)
+        runs = ui.view(path).runs()
         ui.unreadable_notice(path)
         tasks = [t for t in catalog.TASK_NAMES if t in set(runs.get("task", []))]
         attns = ordered(runs.get("attention", []))
@@ -79,7 +79,7 @@ def sidebar() -> dict:
             "all: every lr (the Learning rate and Overview pages); or one fixed lr for every parameterization",
         )
         with st.expander("Provenance"):
-            for p in ui.provenance(path)[:3]:
+            for p in ui.view(path).provenance()[:3]:
                 st.caption(f"`{p['command']}` · {p['date']} · torch {p['versions'].get('torch', '?')}")
     return {
         "store": str(path),

@@ -7,6 +7,7 @@ import streamlit as st
 from core.dashboard import plots, ui, urls
 
 ui.require_router()
+store = ui.view()  # the sidebar's store under its selection, read through the cache
 st.title("Attention maps")
 st.markdown(
     "The attention pattern of each head on held-out examples, computed at the end of training from each "
@@ -15,7 +16,7 @@ st.markdown(
     "`identity`'s scores are a Gram kernel of its LayerNorm-ed residual stream: learned through the embeddings "
     "and earlier layers, not fixed, but symmetric, and with no W_V or W_O (0 attention parameters)."
 )
-runs = ui.selected_runs(finished=True)
+runs = store.selected_runs(finished=True)
 if not ui.require_runs(runs):
     st.stop()
 runs = ui.with_weights(ui.one_lr(runs))
@@ -28,7 +29,7 @@ task = urls.url_widget(c[0].selectbox, "Task", "am_task", runs.task.iloc[0], opt
 seeds = sorted(runs[runs.task == task].seed.unique().tolist())
 seed = urls.url_widget(c[1].selectbox, "Seed", "am_seed", seeds[0], options=seeds)
 sel = runs[(runs.task == task) & (runs.seed == seed)]
-loaded = {r.attention: ui.patterns(r.run_id) for r in sel.itertuples()}
+loaded = {r.attention: store.patterns(r.run_id) for r in sel.itertuples()}
 loaded = {k: v for k, v in loaded.items() if v[0] is not None}
 if not loaded:
     st.info("These runs stored no attention patterns.")
@@ -66,7 +67,7 @@ ui.download(diag, f"diagonal-{task}-s{seed}")
 st.caption("Mean weight a position puts on itself, over heads, positions and the stored examples.")
 
 st.subheader("Previous-token and induction heads")
-scores = ui.table("analysis", "heads")
+scores = store.table("analysis", "heads")
 scores = scores[scores.run_id.isin(sel.run_id)] if not scores.empty else scores
 if scores.empty:
     st.info(

@@ -8,6 +8,7 @@ from core.analysis import similarity, views
 from core.dashboard import plots, ui, urls
 
 ui.require_router()
+store = ui.view()  # the sidebar's store under its selection, read through the cache
 st.title("In practice: real pretrained heads")
 st.markdown(
     "Seed 002 asks how similar W_Q, W_K and W_V are *in practice*. The same metrics as the Similarity page, on every "
@@ -20,7 +21,7 @@ st.markdown(
     "each model's shapes. SmolLM2 uses RoPE, so its W_QK here is the bilinear form at relative offset 0 "
     "(query and key at the same rotation); MiniLM's query/key biases are left out of W_QK."
 )
-pre = ui.named("pretrained")
+pre = store.named("pretrained")
 pre = pre[np.isfinite(pre.value)] if "value" in pre else pre  # a NaN or inf reading is no reading
 if pre.empty:
     st.info(
@@ -31,11 +32,11 @@ if pre.empty:
     st.stop()
 
 pre = pre.rename(columns={"model": "attention"})
-runs = ui.selected_runs(finished=True)
+runs = store.selected_runs(finished=True)
 runs = ui.with_weights(runs[runs.attention == "standard"])  # a pruned store keeps some runs' weights only
 ours = pd.DataFrame()
 if not runs.empty:
-    ours = ui.head_metrics(runs.run_id).assign(attention="standard", kind="ours")
+    ours = store.head_metrics(runs.run_id).assign(attention="standard", kind="ours")
     ours["d_model"], ours["d_head"] = int(runs.d_model.iloc[0]), int(runs.d_head.iloc[0])
 both = pd.concat([pre, ours], ignore_index=True)
 
@@ -50,7 +51,7 @@ metric = urls.url_widget(
 d = both[both.metric == metric].dropna(subset=["value"])
 shapes = d.groupby("attention")[["d_model", "d_head"]].first()
 base = {
-    name: ui.random_baseline(int(D), int(r)).set_index("metric").loc[metric, "mean"]
+    name: store.random_baseline(int(D), int(r)).set_index("metric").loc[metric, "mean"]
     for name, (D, r) in shapes.iterrows()
 }
 
@@ -90,7 +91,7 @@ described = {
 if {"encoder", "decoder"} <= set(described):
     enc, dec = sym[sym.kind == "encoder"]["mean"], sym[sym.kind == "decoder"]["mean"]
     first = sym[sym.kind == "encoder"].iloc[0].attention
-    rand = ui.random_baseline(int(shapes.loc[first, "d_model"]), int(shapes.loc[first, "d_head"]))
+    rand = store.random_baseline(int(shapes.loc[first, "d_model"]), int(shapes.loc[first, "d_head"]))
     order = "more" if enc.min() > dec.max() else "less" if enc.max() < dec.min() else None
     st.markdown(
         "Symmetric share of W_QK (mean ± std over layers and heads): bidirectional encoders "

@@ -8,6 +8,7 @@ from core.analysis import findings, views
 from core.dashboard import plots, ui, urls
 
 ui.require_router()
+store = ui.view()  # the sidebar's store under its selection, read through the cache
 st.title("Learning rate")
 st.markdown(
     "A parameterization compared at someone else's learning rate is compared at the wrong step size. Each line is "
@@ -15,7 +16,7 @@ st.markdown(
     "is its best lr, chosen on the **validation** set (lowest mean validation loss; ties to the smaller lr). "
     "This page always shows every lr, whatever the sidebar's choice."
 )
-runs = ui.selected_runs(lr=ui.ALL)
+runs = store.selected_runs(lr=ui.ALL)
 if not ui.require_runs(runs):
     st.stop()
 tasks = [t for t in ui.selection()["tasks"] if t in set(runs.task)]
@@ -45,7 +46,7 @@ if table["at the grid's edge"].any():
     )
 
 st.subheader("Time to solve against learning rate")
-solve, counts, at_best = views.solve_by_lr(runs, ui.time_to_solve(runs.run_id), best)
+solve, counts, at_best = views.solve_by_lr(runs, store.time_to_solve(runs.run_id), best)
 fig = plots.lr_sweep(solve.dropna(subset=["time_to_solve"]), "time_to_solve", tasks, best, y_title="steps to solve")
 ui.open_lr_point(ui.chart(fig, solve[["task", "attention", "lr", "seed", "time_to_solve"]], "lr-time-to-solve"))
 st.caption(

@@ -6,6 +6,7 @@ from core.analysis import findings
 from core.dashboard import plots, ui, urls
 
 ui.require_router()
+store = ui.view()  # the sidebar's store under its selection, read through the cache
 st.title("Loss curves")
 st.markdown(
     "Does a parameterization learn as fast and as far as `standard`? Each line is the mean over seeds at the "
@@ -14,7 +15,7 @@ st.markdown(
     "`update_ov.L`: the mean relative change per step of layer L's effective W_QK / W_OV. Smoothing is a "
     "debiased EMA, as in W&B and TensorBoard."
 )
-runs = ui.selected_runs()
+runs = store.selected_runs()
 if not ui.require_runs(runs):
     st.stop()
 runs = ui.one_lr(runs)
@@ -37,7 +38,7 @@ delta = urls.url_widget(
 log_y = urls.url_widget(c[0].toggle, "log y", "logy", not metric.endswith("_acc"), disabled=delta)
 show_runs = urls.url_widget(c[1].toggle, "each seed", "seeds", False, help="draw every seed's run too")
 
-tidy = ui.metrics(runs.run_id.unique(), [metric, "wall_time"])
+tidy = store.metrics(runs.run_id.unique(), [metric, "wall_time"])
 m, wall = tidy[tidy.metric == metric], tidy[tidy.metric == "wall_time"]
 data = m.merge(runs[["run_id", "attention", "task", "seed"]], on="run_id")
 if x == "wall_time":

@@ -9,21 +9,22 @@ from core.dashboard import catalog, charts, plots, ui, urls
 from core.dashboard.plots import ORDER, matrix
 
 ui.require_router()
+store = ui.view()  # the sidebar's store under its selection, read through the cache
 st.title("Why these attention projections?")
 st.caption(
     "Tiny transformers that differ only in how attention is parameterized, trained on synthetic tasks; each at its "
     "own best lr (on validation), every number on a held-out test set. Hover a ? for the full answer."
 )
 
-runs = ui.selected_runs()
+runs = store.selected_runs()
 single_lr = runs.empty or runs.groupby(["task", "attention"]).lr.nunique().max() <= 1
-cmp = ui.comparisons(best=ui.selection().get("lr", ui.BEST) == ui.BEST) if single_lr else pd.DataFrame()
-ends = ui.endpoint_table() if single_lr else pd.DataFrame()  # tasks trained to the criterion: their own endpoints
+cmp = store.comparisons(best=ui.selection().get("lr", ui.BEST) == ui.BEST) if single_lr else pd.DataFrame()
+ends = store.endpoint_table() if single_lr else pd.DataFrame()  # tasks trained to the criterion: their own endpoints
 ends = ends[ends.ref_seeds.notna()] if not ends.empty else ends  # the cells compared with a standard
-tables = ui.scan_tables()  # every scan axis, cached per store and sidebar: no visitor recomputes them
+tables = store.scan_tables()  # every scan axis, cached per store and sidebar: no visitor recomputes them
 axes = list(tables)
 order_all = [n for n in ORDER if n in {a for t in tables.values() for a in t.attention}]
-thresholds = ui.scan_thresholds(["standard", *[n for n in order_all if n != "standard"]])
+thresholds = store.scan_thresholds(["standard", *[n for n in order_all if n != "standard"]])
 
 
 def no_answer(names: list[str]) -> str:
@@ -63,7 +64,7 @@ def verdicts(names: list[str], short: bool = False) -> str:
 
 def scan_line(names: list[str]) -> str:
     """The full answer's scan sentences: every axis scanned, each parameterization that differs from standard."""
-    lines = [s for sentences, _ in ui.scan_words(names).values() for s in sentences]
+    lines = [s for sentences, _ in store.scan_words(names).values() for s in sentences]
     return (" " + " ".join(x.replace("**", "`", 2) for x in lines)) if lines else ""
 
 
@@ -76,7 +77,7 @@ def criterion_axis(axis: str) -> bool:
 def glance(names: list[str], on: tuple[str, ...]) -> str:
     """The answer in one line, from one protocol: the scans' thresholds where the question has them and they are
     trained to the criterion; else the tasks' criterion endpoints; else the task verdicts."""
-    said = ui.scan_words(names)
+    said = store.scan_words(names)
     lines = [said[axis][1] for axis in on if axis in said and said[axis][1] and criterion_axis(axis)]
     lines = lines or [x for n in names if (x := words.endpoint_glance(ends, n))]
     return "; ".join(lines) or verdicts(names, short=True) or no_answer(names)
@@ -135,14 +136,16 @@ def budget_line(names: list[str]) -> str:
 
 
 def practice_line(names: list[str]) -> str:
-    pre = ui.named("pretrained")
+    pre = store.named("pretrained")
     if "tied_qk" not in names or pre.empty or "value" not in pre:
         return ""
-    return words.practice(similarity.practice(pre), lambda d, r: ui.random_baseline(d, r).set_index("metric")["mean"])
+    return words.practice(
+        similarity.practice(pre), lambda d, r: store.random_baseline(d, r).set_index("metric")["mean"]
+    )
 
 
 def induction_line(names: list[str]) -> str:
-    return words.layer_control(ui.layer_control(), names) if "identity" in names else ""
+    return words.layer_control(store.layer_control(), names) if "identity" in names else ""
 
 
 for question, names, lead, page, what, params, on, also in QUESTIONS:

@@ -7,12 +7,13 @@ from core.analysis import findings, words
 from core.dashboard import catalog, live, plots, selection, ui, urls
 
 ui.require_router()
+store = ui.view()  # the sidebar's store under its selection, read through the cache
 st.title("Parameters")
 st.markdown(
     "What each parameterization costs in parameters: the analytic formula next to a count of the built "
     "module's tensors, per component. D = d_model, H = n_heads, r = d_head, G = n_kv_heads."
 )
-runs = ui.selected_runs()
+runs = store.selected_runs()
 if not ui.require_runs(runs):
     st.stop()
 
@@ -65,7 +66,7 @@ def update_sizes() -> None:
         "3·D² more parameters per layer, all under weight decay and inside the clipped gradient norm, and that "
         "`identity` has no attention parameters at all (no W_Q, W_K, W_V or W_O)."
     )
-    every = ui.selected_runs(finished=True, lr=ui.ALL, steps=selection.ANY_LENGTH)
+    every = store.selected_runs(finished=True, lr=ui.ALL, steps=selection.ANY_LENGTH)
     every = findings.one_length(every)  # one length for all: a mean over tasks of different lengths would jump
     if every.empty:
         st.info(
@@ -76,7 +77,7 @@ def update_sizes() -> None:
     lrs = sorted(set(every.lr))
     options = [f"{v:g}" for v in lrs]
     shared = urls.url_widget(st.selectbox, "shared lr", "mech_lr", options[len(options) // 2], options=options)
-    tidy = ui.metrics(
+    tidy = store.metrics(
         every.run_id.unique(), [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(every.n_layers.max()))]
     )
     sizes = findings.update_sizes(tidy, every)

@@ -6,13 +6,14 @@ import streamlit as st
 from core.dashboard import charts, plots, ui, urls
 
 ui.require_router()
+store = ui.view()  # the sidebar's store under its selection, read through the cache
 st.title("Runs")
 st.markdown(
     "Every run of the sidebar's selection at every learning rate: its configuration and final numbers. Sort and "
     "filter here (the choices go in the URL; the sorted column comes second), click a column header to re-sort the "
     "view, and tick rows to draw their curves below (the ticked runs go in the URL too)."
 )
-runs = ui.selected_runs(lr=ui.ALL)
+runs = store.selected_runs(lr=ui.ALL)
 if not ui.require_runs(runs):
     st.stop()
 
@@ -81,7 +82,7 @@ metric = urls.url_widget(
     options=["val_loss", "val_acc", "test_loss", "test_acc", "train_loss"],
     horizontal=True,
 )
-tidy = ui.metrics(chosen, [metric])
+tidy = store.metrics(chosen, [metric])
 data = tidy.merge(table[["run_id", "attention", "task", "seed"]], on="run_id")
 data = data[["attention", "task", "seed", "run_id", "step", "value"]]
 tasks = list(dict.fromkeys(table[table.run_id.isin(chosen)].task))

@@ -8,12 +8,13 @@ from core.dashboard import plots, ui, urls
 REFERENCE = "nn.MultiheadAttention"
 
 ui.require_router()
+store = ui.view()  # the sidebar's store under its selection, read through the cache
 st.title("Runtime")
 st.markdown(
     "Is the redundant projection 'only more time'? What does a full-rank bilinear score cost? "
     "Training numbers come from the runs; per-layer numbers from `python -m core bench`."
 )
-runs = ui.selected_runs()
+runs = store.selected_runs()
 if not ui.require_runs(runs):
     st.stop()
 
@@ -33,7 +34,7 @@ st.caption(
     "measured on whatever machine made the store (see the sidebar's provenance); compare within a store."
 )
 
-bench = ui.named("bench")
+bench = store.named("bench")
 
 
 def of_kind(kind: str):

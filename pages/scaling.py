@@ -9,6 +9,7 @@ from core.dashboard.plots import ORDER
 from core.dashboard.plots.scaling import outcome_vs_axis
 
 ui.require_router()
+store = ui.view()  # the sidebar's store under its selection, read through the cache
 st.title("Scaling")
 st.markdown(
     "At the bundled size almost every parameterization solves associative recall: the seed questions are about "
@@ -17,7 +18,7 @@ st.markdown(
     "axis) and keeps the rest; every parameterization is read at its own best lr (on validation) at each setting, "
     "on the test set."
 )
-tables = ui.scan_tables()  # per axis the runs span, cached per store and sidebar
+tables = store.scan_tables()  # per axis the runs span, cached per store and sidebar
 present = list(tables)
 if not present:
     st.info(
@@ -45,7 +46,7 @@ metric = urls.url_widget(
 )
 seeds = None
 if show_seeds:  # the runs themselves only on demand
-    best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(ui.scan_runs(), axis)))
+    best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(store.scan_runs(), axis)))
     seeds = best[best.status == "ok"][["attention", "x", "seed", "test_acc"]]
 st.subheader(f"Outcome against {spec.title}")
 ui.open_scan_cell(axis, ui.chart(outcome_vs_axis(table, "x", spec.label, metric, seeds), table, f"scaling-{axis}"))

@@ -7,13 +7,14 @@ from core.analysis import similarity, views
 from core.dashboard import catalog, plots, ui, urls
 
 ui.require_router()
+store = ui.view()  # the sidebar's store under its selection, read through the cache
 st.title("Learned-matrix similarity")
 st.markdown(
     "Seed 002 asks why W_Q, W_K and W_V are not one matrix, and how similar they end up. Here are the final "
     "weights of every selected run, per layer and head, against what the same run looked like at step 0 and "
     "against fresh initialisations of the same parameterization (both computed by `python -m core baselines`)."
 )
-runs = ui.selected_runs(finished=True)
+runs = store.selected_runs(finished=True)
 if not ui.require_runs(runs):
     st.stop()
 runs = ui.with_weights(ui.one_lr(runs))
@@ -21,7 +22,7 @@ if runs.empty:
     st.info("None of the selected runs has its weights in this store.")
     st.stop()
 
-hm = ui.head_metrics(runs.run_id).merge(runs[["run_id", "attention", "task", "seed"]], on="run_id")
+hm = store.head_metrics(runs.run_id).merge(runs[["run_id", "attention", "task", "seed"]], on="run_id")
 c = st.columns([3, 2])
 metric = urls.url_widget(
     c[0].selectbox,
@@ -40,14 +41,14 @@ def of_task(df):
 
 d = of_task(hm[hm.metric == metric]).dropna(subset=["value"])
 D, r = int(runs.d_model.iloc[0]), int(runs.d_head.iloc[0])
-base = ui.random_baseline(D, r).set_index("metric")
+base = store.random_baseline(D, r).set_index("metric")
 st.caption(f"{'Invariant' if similarity.INVARIANT[metric] else 'Not invariant'} to a per-head change of basis.")
 if d.empty:
     st.info(f"`{metric}` is not defined for the selected parameterizations (e.g. bilinear has no separate W_Q, W_K).")
 else:
     per_head = views.per_head(d)
     lo, hi = (0, 1) if metric.startswith(("sym", "overlap")) else (None, None)
-    rand = ui.table("analysis", "random")
+    rand = store.table("analysis", "random")
     fixed = set(rand[(rand.metric == metric) & rand.by_construction].attention) if not rand.empty else set()
     fig = plots.head_heatmaps(per_head, zmin=lo, zmax=hi, fixed=tuple(sorted(fixed)))
     ui.chart(fig, per_head, f"heads-{metric}-{task}")
@@ -56,8 +57,8 @@ else:
         "same parameterization (its own shapes and init)."
     )
     shown = of_task(runs).run_id
-    matched = ui.matched_baselines(shown, metric)
-    if ui.init_rows(shown, metric).empty or ui.table("analysis", "random").empty:  # the rows matched was made of
+    matched = store.matched_baselines(shown, metric)
+    if store.init_rows(shown, metric).empty or store.table("analysis", "random").empty:  # the rows matched was made of
         st.info(
             f"No matched baselines in this store yet: `python -m core baselines --store <store>` computes them. "
             f"Meanwhile: random Gaussian matrices of standard's shapes give {base.loc[metric, 'mean']:.3f} ± "
@@ -111,7 +112,7 @@ ui.download(inv, "invariance")
 st.caption("Checked numerically by tests/test_analysis.py on random invertible A, B.")
 
 st.subheader("Singular-value spectra of W_QK and W_OV")
-sp = ui.spectra(runs.run_id).merge(runs[["run_id", "attention", "task"]], on="run_id")
+sp = store.spectra(runs.run_id).merge(runs[["run_id", "attention", "task"]], on="run_id")
 sp = of_task(sp)
 spec = sp.groupby(["attention", "matrix", "index"], as_index=False)["value"].mean()
 ui.chart(plots.spectra(spec), spec, f"spectra-{task}")
@@ -140,7 +141,7 @@ for (tk, seed), g in runs.groupby(["task", "seed"]):
         ("standard vs standard, other seed", ids.get("standard"), others.run_id.iloc[0] if len(others) else None),
     ]:
         if a and b:
-            for layer, match in enumerate(ui.qk_match(a, b)):
+            for layer, match in enumerate(store.qk_match(a, b)):
                 pairs.append({"task": tk, "seed": seed, "layer": layer, "pair": label, "similarity": match})
 if not pairs:
     st.info("Select both `standard` and `stacked` (and at least two seeds) to compare their learned W_QK.")

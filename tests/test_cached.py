@@ -3,6 +3,7 @@ and no loader keeps an unbounded number of the states it showed."""
 
 import inspect
 import os
+from pathlib import Path
 
 import numpy as np
 
@@ -310,3 +311,19 @@ def test_the_family_of_comparisons_does_not_change_with_the_sidebar():
     assert len(part) == 4 and len(whole) > 4 * len(part)  # standard's row and three compared
     for col in ("fisher_holm", "logrank_holm"):
         assert part[col].equals(whole.loc[part.index, col]), col
+
+
+def test_a_store_view_reads_through_the_cache_in_any_run_id_order_and_hides_server_paths():
+    """core.dashboard.view.StoreView: one state of one store; the same runs asked in another order are one cache
+    entry, and no provenance command shows an absolute path of the machine that made the runs."""
+    from core.dashboard.view import StoreView
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    v = StoreView.of(data)
+    ids = list(v.runs().run_id[:4])
+    first = v.metrics(ids, ["val_loss"])
+    assert first.equals(v.metrics(ids[::-1], ["val_loss"]))
+    assert set(first.run_id) == set(ids) and set(first.metric) == {"val_loss"}
+    raw = [p["command"] for p in cached.provenance(v.store, v.fp)]
+    assert any(" /" in c for c in raw)  # scratch-store sweeps recorded their absolute --store
+    assert not any(" /" in p["command"] for p in v.provenance()) and len(v.provenance()) == len(raw)

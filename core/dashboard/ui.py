@@ -4,7 +4,6 @@ empty state.
 Nothing here trains or imports torch; it reads the sidebar's store through core.dashboard.cached's loaders.
 """
 
-import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -15,8 +14,8 @@ from ..analysis import findings, scaling
 from ..experiments.recipe import BUNDLED_SWEEP
 from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT, inside, stores_root  # noqa: F401 - the pages' names
 from . import cached, charts, urls
-from . import selection as _selection
 from .selection import ALL, BEST, LONGEST, size_labels  # noqa: F401 - the pages' and app.py's names for them
+from .view import StoreView
 
 
 def release_freed_memory() -> None:
@@ -35,119 +34,23 @@ def release_freed_memory() -> None:
 chance_levels = cached.chance_levels
 
 
-def random_baseline(d_model: int, d_head: int) -> pd.DataFrame:
-    """Each similarity metric's mean and std over Gaussian matrices of these shapes (core.analysis.similarity)."""
-    return cached.random_baseline(selection()["store"], int(d_model), int(d_head))
+def view(store=None) -> StoreView:
+    """The sidebar's store (or `store`) as the pages read it, under the sidebar's selection (core.dashboard.view)."""
+    sel = selection()
+    return StoreView.of(sel["store"] if store is None else store, sel)
 
 
 random_head_match = cached.random_head_match
 
 
-def _here() -> tuple[str, tuple]:
-    store = selection()["store"]
-    return store, cached.fingerprint(store)
-
-
-def runs(store) -> pd.DataFrame:
-    return cached.runs(str(store), cached.fingerprint(store))
-
-
 def unreadable_notice(store) -> None:
     """A caption with the count of run files in the store that could not be read (left out of every page),
     their names in an expander: the server log is not where a visitor looks."""
-    bad = cached.unreadable(str(store), cached.fingerprint(store))
+    bad = view(store).unreadable()
     if bad:
         st.caption(f"{len(bad)} run file(s) in this store cannot be read and are left out.")
         with st.expander("Unreadable run files"):
             st.text("\n".join(bad[:200]))
-
-
-def provenance(store) -> list[dict]:
-    """The commands that made a store's runs, newest first (read once per change of the store), each absolute
-    path in a command shortened to its last component: a visitor never sees where the server keeps things."""
-    return [{**p, "command": _no_paths(p["command"])} for p in cached.provenance(str(store), cached.fingerprint(store))]
-
-
-def _no_paths(command: str) -> str:
-    return re.sub(r"(?<![^\s=])/\S+", lambda m: Path(m.group(0)).name or "/", command or "")
-
-
-def table(kind: str, name: str) -> pd.DataFrame:
-    """One named table of the sidebar's store (e.g. analysis/init), empty when absent."""
-    store, fp = _here()
-    return cached.table(store, kind, name, fp)
-
-
-def init_rows(run_ids, metric: str) -> pd.DataFrame:
-    """The step-0 metric rows (analysis/init) of these runs in the sidebar's store, for one metric."""
-    store, fp = _here()
-    return cached.init_rows(store, tuple(sorted(run_ids)), metric, fp)
-
-
-def named(kind: str) -> pd.DataFrame:
-    """The sidebar store's bench/ or pretrained/ tables."""
-    store, fp = _here()
-    return cached.named(store, kind, fp)
-
-
-def metrics(run_ids, names=None) -> pd.DataFrame:
-    """Tidy metric rows of these runs in the sidebar's store: only the metrics named (a page loads what it shows)."""
-    store, fp = _here()
-    return cached.metrics(store, tuple(sorted(run_ids)), None if names is None else tuple(sorted(names)), fp)
-
-
-def time_to_solve(run_ids) -> pd.Series:
-    """findings.time_to_solve of these runs in the sidebar's store (run_id -> step; absent: never solved)."""
-    store, fp = _here()
-    return cached.solve_steps(store, tuple(sorted(set(run_ids))), fp)
-
-
-def comparisons(best: bool = True) -> pd.DataFrame:
-    """findings.compare_to of the sidebar's selected runs against standard, cached by store state and selection."""
-    store, fp = _here()
-    return cached.comparisons(store, fp, _selection.key(selection()), best)
-
-
-def endpoint_table() -> pd.DataFrame:
-    """endpoints.endpoints of the sidebar's criterion runs (both endpoints against standard), cached."""
-    store, fp = _here()
-    return cached.endpoint_table(store, fp, _selection.key(selection()))
-
-
-def layer_control() -> pd.DataFrame:
-    """endpoints.layer_control of the sidebar's store: induction to the criterion, two layers and one."""
-    store, fp = _here()
-    return cached.layer_control(store, fp)
-
-
-def matched_baselines(run_ids, metric: str) -> pd.DataFrame:
-    """findings.matched_baselines of these runs of the sidebar's store (trained, step 0, fresh initialisations)."""
-    store, fp = _here()
-    return cached.matched_baselines(store, tuple(run_ids), metric, fp)
-
-
-def head_metrics(run_ids) -> pd.DataFrame:
-    """Similarity metrics (run_id, layer, head, metric, value) of these runs' final weights."""
-    store, fp = _here()
-    return cached.analysed(store, tuple(sorted(run_ids)), fp)[0]
-
-
-def spectra(run_ids) -> pd.DataFrame:
-    """σ_i / σ_1 of W_QK and W_OV (run_id, matrix, index, value), the mean over layers and heads of each run."""
-    store, fp = _here()
-    return cached.analysed(store, tuple(sorted(run_ids)), fp)[1]
-
-
-def qk_match(a: str, b: str) -> list[float]:
-    """Per layer, analysis.head_match of two runs' W_QK (the weights are read, compared and let go: only the
-    numbers are cached)."""
-    store, fp = _here()
-    return cached.qk_match(store, a, b, fp)
-
-
-def patterns(run_id: str):
-    store, fp = _here()
-    return cached.patterns(store, run_id, fp)
 
 
 # ---- the selection the sidebar made --------------------------------------------------------
@@ -156,46 +59,12 @@ def selection() -> dict:
     return st.session_state.get("selection", {**default, "lr": BEST})
 
 
-def selected_runs(finished: bool = False, lr: str | None = None, steps: str | None = None) -> pd.DataFrame:
-    """Runs of the sidebar's store, tasks, parameterizations, model size, training length and learning rate
-    (finished: status ok only; `lr` and `steps` override the sidebar's): core.dashboard.selection.selected,
-    cached."""
-    store, fp = _here()
-    sel = selection() if steps is None else {**selection(), "steps": steps}
-    return cached.selected(store, fp, _selection.key(sel), finished, lr)
-
-
-def scan_runs() -> pd.DataFrame:
-    """The store's runs of the sidebar's parameterizations and precision, every model and task size (the
-    Scaling page's axes span them); a fixed lr in the sidebar keeps that lr, else each cell picks its best."""
-    store, fp = _here()
-    return cached.scanned(store, fp, _selection.scan_key(selection()))
-
-
-def scan_tables() -> dict[str, pd.DataFrame]:
-    """scaling.outcomes of scan_runs() on every axis they span (scaling.axes_present, in its order)."""
-    store, fp = _here()
-    return cached.scan_tables(store, fp, _selection.scan_key(selection()))
-
-
-def scan_thresholds(order: list[str]) -> dict[str, pd.DataFrame]:
-    """scaling.thresholds of each of scan_tables(), in `order` (its first: the reference)."""
-    store, fp = _here()
-    return cached.scan_thresholds(store, fp, _selection.scan_key(selection()), tuple(order))
-
-
-def scan_words(names: list[str]) -> dict[str, tuple[list[str], str]]:
-    """Per axis of scan_tables(): scaling.sentences of standard and `names`, and scaling.brief of `names`."""
-    store, fp = _here()
-    return cached.scan_words(store, fp, _selection.scan_key(selection()), tuple(names))
-
-
 def open_scan_cell(axis: str, clicked: dict | None) -> None:
     """A click on a Scaling point (customdata: attention, setting, lr) opens that cell's seeds in Runs."""
     if not clicked or not clicked.get("customdata"):
         return
     attention, setting = clicked["customdata"][:2]
-    runs = findings.at_best_lr(findings.at_longest(scaling.axis_runs(scan_runs(), axis)))
+    runs = findings.at_best_lr(findings.at_longest(scaling.axis_runs(view().scan_runs(), axis)))
     cell = runs[(runs.attention == attention) & (runs.x == setting)]
     if not cell.empty:
         urls.open_page(*urls.cell_runs(cell, size_labels(cell).iloc[0]))
@@ -213,8 +82,8 @@ def with_weights(runs: pd.DataFrame) -> pd.DataFrame:
     be used get a warning naming each (relative to the store) and why."""
     if runs.empty:
         return runs
-    store, fp = _here()
-    problems = cached.weights_problems(store, tuple(sorted(runs.run_id)), fp)
+    v = view()
+    problems = cached.weights_problems(v.store, tuple(sorted(runs.run_id)), v.fp)
     missing = [rid for rid, why in problems.items() if why == "missing"]
     broken = {rid: why for rid, why in problems.items() if why != "missing"}
     if missing:
@@ -283,7 +152,7 @@ def require_runs(df: pd.DataFrame) -> bool:
     if not df.empty:
         return True
     sel = selection()
-    if runs(sel["store"]).empty:
+    if view().runs().empty:
         name = sel.get("store_name", BUNDLED_NAME)
         st.info(
             f"No runs in the store `{name}` yet. Fill it with\n\n"
