@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import findings, stats
+from . import findings, markdown, stats
 
 # The bundled point, and the training length every scan is read at (the bundled point was also trained at
 # 1600 steps; an axis compares every setting at one length).
@@ -219,9 +219,7 @@ def solved_grid(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
 def grid_markdown(grid: pd.DataFrame, axis: str) -> str:
     """solved_grid as the markdown table docs/results.md prints, headed by the axis's title."""
     head = AXES[axis].title if axis in AXES else axis
-    lines = [f"| {head} | " + " | ".join(grid.columns) + " |", "|---" * (len(grid.columns) + 1) + "|"]
-    lines += [f"| {x:g} | " + " | ".join(row) + " |" for x, row in zip(grid.index, grid.values.tolist())]
-    return "\n".join(lines)
+    return markdown.table(grid.set_axis([f"{x:g}" for x in grid.index]).rename_axis(head).reset_index())
 
 
 def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:

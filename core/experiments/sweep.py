@@ -179,6 +179,7 @@ def accuracy_table(runs: pd.DataFrame, markdown: bool = False) -> str:
     """Final test accuracy of each task at its longest training, each cell at its best lr (chosen on
     validation): solved k/n with its Wilson 95% interval, mean ± std over seeds, and the lr; tasks as rows,
     parameterizations as columns."""
+    from ..analysis import markdown
     from ..analysis.findings import at_best_lr, at_longest
 
     table = summary_table(at_best_lr(at_longest(runs)))
@@ -192,6 +193,4 @@ def accuracy_table(runs: pd.DataFrame, markdown: bool = False) -> str:
     wide = wide.loc[list(dict.fromkeys(table.task)), list(dict.fromkeys(table.attention))]
     if not markdown:
         return wide.to_string()
-    lines = ["| task | " + " | ".join(wide.columns) + " |", "|---" * (len(wide.columns) + 1) + "|"]
-    lines += [f"| {task} | " + " | ".join(row) + " |" for task, row in wide.iterrows()]
-    return "\n".join(lines)
+    return markdown.table(wide.rename_axis(index="task", columns=None).reset_index())
