@@ -33,33 +33,8 @@ def no_answer(names: list[str]) -> str:
 
 
 def verdicts(names: list[str], short: bool = False) -> str:
-    """'`stacked` worse on induction; inconclusive on associative_recall, ...' from the comparisons against
-    standard; short: the tasks where it differs named, the rest counted ('inconclusive on 4 tasks')."""
-    out = []
-    both = pd.concat(  # the fixed-budget tasks' verdicts and the criterion tasks' (endpoints.matrix_verdict)
-        [
-            cmp[["attention", "task", "verdict"]]
-            if not cmp.empty
-            else pd.DataFrame(columns=["attention", "task", "verdict"]),
-            ends.assign(verdict=[endpoints.matrix_verdict(r) for r in ends.itertuples()])[
-                ["attention", "task", "verdict"]
-            ]
-            if not ends.empty
-            else pd.DataFrame(columns=["attention", "task", "verdict"]),
-        ],
-        ignore_index=True,
-    )
-    for name in names:
-        c = both[both.attention == name]
-        parts = []
-        for v in ("worse", "better", "inconclusive", "equivalent"):
-            tasks = list(c[c.verdict == v].task) if not c.empty else []
-            if not tasks:
-                continue
-            named = not short or v in ("worse", "better")
-            parts.append(f"{v} on " + (", ".join(tasks) if named else f"{len(tasks)} task" + "s" * (len(tasks) > 1)))
-        out += [f"`{name}` " + (", " if short else "; ").join(parts)] if parts else []
-    return " · ".join(out)
+    """The comparisons against standard on every task, in words (words.verdict_line)."""
+    return words.verdict_line(endpoints.task_verdicts(cmp, ends), names, short)
 
 
 def scan_line(names: list[str]) -> str:

@@ -1,6 +1,7 @@
 """The criterion runs' endpoints: solved by the cap and steps to solve, against standard, Holm over the table."""
 
 import math
+from unittest import mock
 
 import pandas as pd
 
@@ -121,3 +122,31 @@ def test_a_glance_names_only_the_cells_that_part_from_standard():
     assert words.endpoint_glance(table, "x") == "`x` 6× steps on a, 3/5 open on c"  # b: 1.1×; d: more solved
     assert words.endpoint_glance(table.iloc[[1]], "x") == "`x` about standard's steps on every task"
     assert words.endpoint_glance(table, "y") == ""
+
+
+def test_task_verdicts_join_both_protocols_and_the_verdict_line_names_them():
+    """The Overview's per-parameterization verdicts: fixed-budget tasks from compare_to, criterion tasks from
+    matrix_verdict, one table; the line names the tasks that differ and counts the rest when short."""
+    from core.analysis import words
+
+    cmp = pd.DataFrame({"attention": ["tied_qk"], "task": ["sort"], "verdict": ["equivalent"]})
+    ends = pd.DataFrame(
+        {
+            "attention": ["tied_qk", "tied_qk", "standard"],
+            "task": ["induction", "reverse", "induction"],
+        }
+    )
+    with mock.patch.object(endpoints, "matrix_verdict", lambda r: "worse" if r.task == "induction" else "inconclusive"):
+        table = endpoints.task_verdicts(cmp, ends)
+    assert sorted(map(tuple, table.to_numpy().tolist())) == [
+        ("standard", "induction", "worse"),
+        ("tied_qk", "induction", "worse"),
+        ("tied_qk", "reverse", "inconclusive"),
+        ("tied_qk", "sort", "equivalent"),
+    ]
+    assert endpoints.task_verdicts(pd.DataFrame(), pd.DataFrame()).empty
+    line = words.verdict_line(table, ["tied_qk"])
+    assert line == "`tied_qk` worse on induction; inconclusive on reverse; equivalent on sort"
+    assert words.verdict_line(table, ["tied_qk"], short=True) == (
+        "`tied_qk` worse on induction, inconclusive on 1 task, equivalent on 1 task"
+    )

@@ -133,6 +133,19 @@ def matrix_verdict(row) -> str:
     return {frozenset({True}): "better", frozenset({False}): "worse"}.get(frozenset(shown), "inconclusive")
 
 
+def task_verdicts(comparisons: pd.DataFrame, ends: pd.DataFrame) -> pd.DataFrame:
+    """(attention, task, verdict) against standard for every task compared: the fixed-budget tasks' verdicts
+    (findings.compare_to's) and the criterion tasks' (matrix_verdict of the endpoints table)."""
+    parts = [pd.DataFrame(columns=["attention", "task", "verdict"])]
+    if not comparisons.empty:
+        parts.append(comparisons[["attention", "task", "verdict"]])
+    if not ends.empty:
+        parts.append(
+            ends.assign(verdict=[matrix_verdict(r) for r in ends.itertuples()])[["attention", "task", "verdict"]]
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
 def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:
     """Per parameterization and layer count, the criterion runs of a task at their best lr: seeds solved by the
     cap (test accuracy >= SOLVED) of n, with its Wilson interval: the one-layer control beside two layers."""

@@ -271,3 +271,20 @@ def endpoint_glance(table: pd.DataFrame, name: str) -> str:
         elif np.isfinite(ratio) and not 1 / 1.5 <= ratio <= 1.5:  # as many or more, at a different speed
             parts.append(f"{ratio:.2g}× steps on {r.task}")
     return f"`{name}` " + (", ".join(parts) if parts else "about standard's steps on every task")
+
+
+def verdict_line(verdicts: pd.DataFrame, names: list[str], short: bool = False) -> str:
+    """'`stacked` worse on induction; inconclusive on associative_recall, ...' from endpoints.task_verdicts;
+    short: the tasks where it differs named, the rest counted ('inconclusive on 4 tasks')."""
+    out = []
+    for name in names:
+        c = verdicts[verdicts.attention == name]
+        parts = []
+        for v in ("worse", "better", "inconclusive", "equivalent"):
+            tasks = list(c[c.verdict == v].task)
+            if not tasks:
+                continue
+            named = not short or v in ("worse", "better")
+            parts.append(f"{v} on " + (", ".join(tasks) if named else f"{len(tasks)} task" + "s" * (len(tasks) > 1)))
+        out += [f"`{name}` " + (", " if short else "; ").join(parts)] if parts else []
+    return " · ".join(out)
