@@ -1,9 +1,9 @@
 """A click on a chart opens the runs behind it: the component's click (charts.draw's return) routed by the page."""
 
 import pytest
+from apptest import open_page, specs
 
 from core.dashboard import charts
-from tests.apptest import open_page, specs
 
 clicks: list[dict] = []  # what each test's chart reported
 

@@ -1,7 +1,11 @@
 """The Overview's answers: the protocol behind each verdict-matrix column, and the second readings of 001 (equal
 parameter budgets) and 002 (real pretrained models), each checked against the function that computes it."""
 
-from apptest import ROOT, open_page
+import re
+
+from apptest import ROOT, open_page, specs
+
+from core.dashboard.plots import COLORS
 
 
 def test_the_verdict_matrix_states_each_columns_protocol():
@@ -90,3 +94,91 @@ def test_criterion_columns_of_the_matrix_read_the_endpoints_not_a_loss_ratio():
         (hover,) = [unescape(t) for t in cells if unescape(t).startswith(f"{r.attention} vs standard on {r.task},")]
         assert "to the criterion" in hover and "log-rank" in hover and "test loss" not in hover
         assert endpoints.verdict(r) in hover
+
+
+def test_overview_findings_are_computed_at_best_lr_and_table_covers_grid():
+    from core.analysis import findings
+    from core.results import store as st
+
+    at = open_page("overview")
+    text = " ".join(m.value for m in at.markdown)
+    for task in ("associative_recall", "induction", "reverse", "sort", "histogram"):  # all to the criterion now
+        assert f"on {task} (to the criterion, cap " in text  # its endpoints, not a loss ratio
+    assert "test loss ×" not in text
+    table = at.dataframe[0].value
+    seeds = {t: 5 for t in table.task}  # every task at its longest training: the criterion for two of them
+    assert len(table) == 8 * 5 and all(r.seeds == seeds[r.task] for r in table.itertuples())
+    runs = findings.at_longest(findings.at_main_size(st.load_runs(ROOT / "data")))  # criterion runs at their cap
+    best = findings.best_lr(runs).set_index(["task", "attention"]).lr
+    assert all(best[(r.task, r.attention)] == r.lr for r in table.itertuples())
+    assert all(re.fullmatch(rf"\d+/{seeds[t]} \[0\.\d\d, [01]\.\d\d\]", k) for t, k in zip(table.task, table.solved))
+
+
+def test_overview_answers_each_seed_question_in_one_line_with_the_full_answer_on_hover():
+    from core.analysis import scaling, words
+    from core.results import store as st
+
+    at = open_page("overview")
+    answers = [m for m in at.markdown if m.value.startswith(("**000", "**001", "**002", "**004"))]
+    assert len(answers) == 4 and all(m.proto.help for m in answers)
+    runs = st.load_runs(ROOT / "data")
+    # one protocol on the first screen: the line reads a scan only once it is trained to the criterion; until then
+    # the tasks' criterion endpoints (endpoints.endpoints), the fixed-budget scan in the full answer behind the ?
+    d_head = scaling.outcomes(runs, "d_head")
+    if (d_head.until == "solved").all():
+        assert words.brief(d_head, "d_head", ["bilinear"]) in answers[1].value
+    else:
+        from core.analysis import endpoints, findings
+        from core.attention import NAMES
+        from core.training.task_specs import TASK_NAMES
+
+        ends = endpoints.endpoints(findings.at_main_size(runs), list(NAMES), list(TASK_NAMES))
+        assert words.endpoint_glance(ends, "bilinear") in answers[1].value
+    for line in words.scan_sentences(d_head, "d_head", ["standard", "bilinear"]):  # the sentences behind the line
+        assert line.replace("**", "`", 2) in answers[1].proto.help
+    # 002 (the tied variants): its full answer reads every axis scanned, and a second link opens those scans
+    for axis in scaling.axes_present(runs):
+        assert f"scanned {', '.join(f'{v:g}' for v in sorted(set(scaling.outcomes(runs, axis).x)))})" in (
+            answers[2].proto.help
+        ), axis
+    # 004 names the task it rests on, with the one-layer control, read from the store (endpoints.layer_control)
+    assert "On induction (a token's earlier successor recalled at varying offsets" in answers[3].proto.help
+    assert "`identity` 0/5 with 2 layers" in answers[3].proto.help and "`standard` 0/5 with 1 layer" in (
+        answers[3].proto.help
+    )
+    links = {link.proto.label: link.proto for link in at.get("page_link")}
+    assert "attn=standard%2Ctied_qk%2Ctied_qkv" in links["→ tied variants' scans"].query_string
+    assert links["→ tied variants' scans"].page.endswith("scaling")
+
+
+def test_overview_verdict_matrix_links_each_cell_to_its_evidence_with_the_sidebars_store():
+    """The matrix is HTML (drawn before plotly.js loads): every compared cell links to urls.evidence's page and
+    params over the sidebar's URL state, hover text in its title; an SVG of it and a CSV of its cells download."""
+    from html import unescape
+    from urllib.parse import parse_qs, urlsplit
+
+    at = open_page("overview", store="data", precision="fp32", lr="best")  # as a shared link carries them
+    body = at.get("html")[0].proto.body
+    hrefs = [unescape(h) for h in re.findall(r'href="([^"]*)"', body)]
+    titles = re.findall(r'<td title="([^"]*)"', body)
+    assert len(hrefs) == len([t for t in titles if t != "not compared"]) >= 7 * 5
+    first = urlsplit(hrefs[0])
+    q = {k: v[0] for k, v in parse_qs(first.query).items()}
+    assert first.path == "loss_curves" and q["attn"] == "standard,stacked" and q["tasks"] == "associative_recall"
+    assert q["store"] == "data" and q["lr"].startswith("best") and q["precision"] == "fp32"  # the sidebar's state
+    scans = [urlsplit(h) for h in hrefs if h.startswith("scaling?")]
+    assert scans and {parse_qs(u.query)["axis"][0] for u in scans} >= {"d_head", "d_model", "n_heads"}
+    assert "stacked vs standard on associative_recall" in unescape(titles[0])
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels[:2] == ["Download CSV", "Download SVG"]
+
+
+def test_overview_draws_its_seeds_strip_only_when_opened_and_a_link_can_open_it():
+    at = open_page("overview")
+    assert not specs(at)  # nothing for a new visitor's browser to load plotly.js for
+    at = open_page("overview", ov_seeds="true")
+    (fig,) = specs(at)
+    named = [t["name"] for t in fig["data"] if t.get("name") in COLORS]
+    assert set(named) == set(COLORS)  # every parameterization's dots ...
+    shown = [t["name"] for t in fig["data"] if t.get("name") in COLORS and t.get("showlegend", True)]
+    assert sorted(shown) == sorted(COLORS)  # ... named once in the legend
