@@ -34,6 +34,7 @@ CRITERION_SWEEPS = (
     # the scans, retrained to the criterion one axis point at a time (identity has no d_head of its own); each
     # replaced that point's fixed-budget scan
     *(f"{_CRITERION_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head {d}" for d in (8, 4)),
+    f"{_CRITERION_SCAN} --attention all --d-model 32",
     *(f"python -m core sweep --attention all --task {t} --seeds 5 --lr grid {_CRITERION}" for t in _EASY),
     f"python -m core sweep --attention standard,bilinear,mqa,gqa --task induction --seeds 5 --lr 0.003 --n-layers 1 "
     f"{_CRITERION}",
@@ -55,7 +56,6 @@ _NO_IDENTITY = "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa"
 SCAN_SWEEPS = tuple(
     f"{_SCAN} {args}"
     for args in (
-        "--attention all --d-model 32",
         f"{_NO_IDENTITY} --d-head 2",
         "--attention all --d-model 16",
         "--attention all --n-heads 1",
@@ -69,7 +69,6 @@ SCAN_SWEEPS = tuple(
 ) + (
     # the lr grid extended one step up where best lrs sat at its top edge (1e-2)
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention all --d-model 16",
-    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention tied_qk,tied_qkv,identity,mqa,gqa --d-model 32",
     # and where an unsolved cell's best lr sat there on the d_head and n_heads axes (identity left out: it
     # solves no seed at any lr of any scan point)
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention standard,tied_qk,tied_qkv,gqa --d-head 2",
