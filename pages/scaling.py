@@ -46,7 +46,7 @@ metric = urls.url_widget(
 )
 seeds = None
 if show_seeds:  # the runs themselves only on demand
-    best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(store.scan_runs(), axis)))
+    best = scaling.best_runs(store.scan_runs(), axis)
     seeds = best[best.status == "ok"][["attention", "x", "seed", "test_acc"]]
 st.subheader(f"Outcome against {spec.title}")
 ui.open_scan_cell(axis, ui.chart(outcome_vs_axis(table, "x", spec.label, metric, seeds), table, f"scaling-{axis}"))

@@ -32,16 +32,7 @@ PAGES = [
 # The app root's script state: "initial" on a fresh load, "running", then "notRunning" once the run has finished.
 FINISHED = "[data-testid='stApp'][data-test-script-state='notRunning']"
 # The Overview draws no chart by default (its matrix is HTML; its seeds strip is drawn when opened).
-CHART_PAGES = (
-    "scaling",
-    "loss_curves",
-    "learning_rate",
-    "parameters",
-    "runtime",
-    "similarity",
-    "attention_maps",
-    "in_practice",
-)
+CHART_PAGES = tuple(p for p in PAGES if p not in ("", "runs", "train"))
 # Every chart element on the page (core/dashboard/charts.py) holds a drawn plotly figure.
 ALL_CHARTS_DRAWN = (
     "() => { const c = [...document.querySelectorAll('.lab-chart')]; "

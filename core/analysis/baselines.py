@@ -123,12 +123,12 @@ def chance_frame() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["task", "guesser", "accuracy"])
 
 
-def write_all(store) -> dict[str, int]:
+def write_all(store) -> dict[str, int] | None:
     """Every analysis `python -m core baselines` stores under STORE/analysis/, from the store's runs; returns what
-    it covered (counts). ValueError when the store holds no runs."""
+    it covered (counts), or None when the store holds no runs (nothing written)."""
     runs = st.load_runs(store)
     if runs.empty:
-        raise ValueError(f"no runs in {str(store)!r}")
+        return None
     configs = {rid: ModelConfig.from_dict(st.read_meta(st.run_path(store, rid))["model"]) for rid in runs.run_id}
     st.write_named(store, "analysis", "init", init_metrics(runs, configs))
     st.write_named(store, "analysis", "random", random_metrics(list(configs.values())))

@@ -112,6 +112,12 @@ def axis_runs(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     return on[on.until == protocol(on)] if "until" in on else on
 
 
+def best_runs(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """The runs behind each point of an axis: axis_runs at each task's longest training, each cell at its best lr
+    (the seeds a point's solved share counts)."""
+    return findings.at_best_lr(findings.at_longest(axis_runs(runs, axis)))
+
+
 def protocol(on: pd.DataFrame) -> str:
     """One protocol per axis, never a mix: the criterion ("solved") once the axis has been retrained to it at two
     or more of its values, else the fixed budget ("steps") its scan was made with."""
@@ -142,10 +148,9 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     """Per (attention, axis value), at the cell's best lr (on validation) and longest training: seeds n, solved
     k with its Wilson interval, mean test accuracy and loss, the lr, attention parameters per layer and in
     total, and how many unsolved seeds were still improving (where more steps could change the outcome)."""
-    on = axis_runs(runs, axis)
-    if on.empty:
+    best = best_runs(runs, axis)
+    if best.empty:
         return pd.DataFrame()
-    best = findings.at_best_lr(findings.at_longest(on))
     ok = best.status == "ok"
     unsolved = ok & (best.test_acc < findings.SOLVED)
     still = findings.still_improving(best)

@@ -7,10 +7,9 @@ from .flags import DEFAULT_STORE, cache_dir, store_dir
 
 
 def cmd_baselines(args, parser):
-    try:
-        n = baselines.write_all(args.store)
-    except ValueError as err:
-        parser.error(f"--store: {err}")
+    n = baselines.write_all(args.store)
+    if n is None:
+        parser.error(f"--store: no runs in {args.store!r}")
     print(
         f"wrote the final-weight metrics of {n['trained']} runs, the head scores of {n['heads']} kept models, "
         f"the step-0 metrics of {n['runs']} runs and the random baselines of {n['attentions']} "

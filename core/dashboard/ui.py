@@ -64,7 +64,7 @@ def open_scan_cell(axis: str, clicked: dict | None) -> None:
     if not clicked or not clicked.get("customdata"):
         return
     attention, setting = clicked["customdata"][:2]
-    runs = findings.at_best_lr(findings.at_longest(scaling.axis_runs(view().scan_runs(), axis)))
+    runs = scaling.best_runs(view().scan_runs(), axis)
     cell = runs[(runs.attention == attention) & (runs.x == setting)]
     if not cell.empty:
         urls.open_page(*urls.cell_runs(cell, size_labels(cell).iloc[0]))
