@@ -264,8 +264,8 @@ elif "standard" in order:
         "standard's with a Welch 95% interval on log loss; **better/worse**: Welch's test on log loss (Fisher's on "
         f"the solved counts when a side has under two finished seeds) at Holm-adjusted p < {findings.ALPHA}; "
         f"**equivalent**: TOST at 5% (the 90% interval inside ×1/{findings.RATIO_MARGIN:g}–{findings.RATIO_MARGIN:g}); "
-        f"**inconclusive**: neither (no difference detected is not sameness shown). {words.FAMILY} Solved: test "
-        f"accuracy ≥ {findings.SOLVED:.0%}; Fisher's exact p compares the counts."
+        f"**inconclusive**: neither (no difference detected is not sameness shown). {words.FAMILY} {words.SOLVED_RULE} "
+        "Fisher's exact p compares the counts."
     )
 else:
     st.info("Select `standard` in the sidebar to compare every parameterization against it.")

@@ -51,7 +51,7 @@ if show_seeds:  # the runs themselves only on demand
 st.subheader(f"Outcome against {spec.title}")
 ui.open_scan_cell(axis, ui.chart(outcome_vs_axis(table, "x", spec.label, metric, seeds), table, f"scaling-{axis}"))
 st.caption(
-    f"Solved: test accuracy ≥ {findings.SOLVED:.0%}; error bars: Wilson 95% interval of the solved share over n "
+    f"{words.SOLVED_RULE} Error bars: Wilson 95% interval of the solved share over n "
     "seeds (hover: k/n, accuracy, loss, the lr and steps). Each point at its parameterization's own best lr; "
     "click one to list its seeds in Runs, their curves drawn."
 )

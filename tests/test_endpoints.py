@@ -5,7 +5,7 @@ from unittest import mock
 
 import pandas as pd
 
-from core.analysis import endpoints, survival
+from core.analysis import endpoints, findings, survival
 
 
 def runs(cells: dict) -> pd.DataFrame:
@@ -150,3 +150,23 @@ def test_task_verdicts_join_both_protocols_and_the_verdict_line_names_them():
     assert words.verdict_line(table, ["tied_qk"], short=True) == (
         "`tied_qk` worse on induction, inconclusive on 1 task, equivalent on 1 task"
     )
+
+
+def test_solved_by_the_cap_and_steps_to_solve_count_one_event():
+    """Met on validation and confirmed on test (within TEST_MARGIN) is the event of both endpoints; a seed whose
+    test accuracy does not confirm is neither solved nor an event, censored where it stopped."""
+    df = runs({"standard": [100, 100, 100, 100], "stacked": [200, 200, 300, 400]})
+    df["stop_step"] = df.solve_step.fillna(1000) + 50  # stopped at the second evaluation at SOLVED
+    df.loc[df.attention == "stacked", "test_acc"] = [0.99, findings.SOLVED - findings.TEST_MARGIN / 2, 0.9, 0.5]
+    assert findings.solved(df).tolist() == [True] * 4 + [True, True, False, False]
+    row = endpoints.endpoints(df, ["standard", "stacked"], ["reverse"]).set_index("attention").loc["stacked"]
+    assert row.solved == 2
+    d, e = endpoints._durations(df[df.attention == "stacked"])
+    assert d.tolist() == [200, 200, 350, 450] and e.tolist() == [True, True, False, False]
+
+
+def test_a_step_budget_run_is_solved_only_at_solved_on_test():
+    df = runs({"standard": [100, 100]}).assign(until="steps", stop="cap")
+    df["test_acc"] = [findings.SOLVED, findings.SOLVED - 0.001]
+    assert findings.solved(df).tolist() == [True, False]
+    assert not findings.solved(df.assign(status="diverged")).any()

@@ -1,9 +1,10 @@
 """The two endpoints of a cell trained to the criterion (until="solved"), each at its best lr, against standard.
 
-- solved by the cap: seeds whose test accuracy at their stop is >= SOLVED, k/n with a Wilson 95% interval,
-  compared with standard's by Fisher's exact test. Can it learn this at all within the budget?
-- steps to solve: the solve step (first evaluation at SOLVED on validation) of each seed that met the
-  criterion, every other seed censored at the cap; the Kaplan-Meier median with its 95% interval,
+- solved by the cap: seeds that met the criterion on validation with their test accuracy at the stop agreeing
+  (findings.solved), k/n with a Wilson 95% interval, compared with standard's by Fisher's exact test. Can it
+  learn this at all within the budget?
+- steps to solve: the solve step (first evaluation at SOLVED on validation) of each of those seeds, every
+  other seed censored at its stop (the cap); the Kaplan-Meier median with its 95% interval,
   compared with standard's by the log-rank test. How fast?
 The family is every comparison in the table (both endpoints, every non-standard cell), Holm-corrected
 together: a difference is claimed where the adjusted p < ALPHA, and "same" is never claimed from a test of
@@ -13,7 +14,6 @@ difference.
 import numpy as np
 import pandas as pd
 
-from ..training.criterion import SOLVED
 from . import findings, stats, survival
 
 ALPHA = findings.ALPHA
@@ -25,8 +25,11 @@ def criterion_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _durations(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    solved = (g.stop == "solved").to_numpy()
-    return np.where(solved, g.solve_step.astype(float), g.steps.astype(float)), solved
+    """(steps, event): the solve step of a solved seed (the event of solved by the cap too); any other seed is
+    censored where it stopped (the cap, or a criterion met on validation that its test accuracy did not confirm)."""
+    solved = findings.solved(g).to_numpy()
+    stop = g.get("stop_step", g.steps).fillna(g.steps).astype(float)
+    return np.where(solved, g.solve_step.astype(float), stop), solved
 
 
 def endpoints(runs: pd.DataFrame, attentions: list[str], tasks: list[str]) -> pd.DataFrame:
@@ -40,7 +43,7 @@ def endpoints(runs: pd.DataFrame, attentions: list[str], tasks: list[str]) -> pd
             g = best[(best.task == task) & (best.attention == name)]
             if g.empty:
                 continue
-            k, n = int((g.test_acc >= SOLVED).sum()), len(g)
+            k, n = int(findings.solved(g).sum()), len(g)
             lo, hi = stats.wilson(k, n)
             d, e = _durations(g)
             median, m_lo, m_hi = survival.km_median(d, e)
@@ -67,7 +70,7 @@ def endpoints(runs: pd.DataFrame, attentions: list[str], tasks: list[str]) -> pd
                 "ref_seeds": np.nan,
             }
             if name != "standard" and not ref.empty:
-                k0 = int((ref.test_acc >= SOLVED).sum())
+                k0 = int(findings.solved(ref).sum())
                 row["ref_share"], row["ref_median"] = k0 / len(ref), survival.km_median(*_durations(ref))[0]
                 row["ref_solved"], row["ref_seeds"] = k0, len(ref)
                 row["fisher_p"] = stats.fisher_exact(k, n, k0, len(ref))
@@ -148,7 +151,7 @@ def task_verdicts(comparisons: pd.DataFrame, ends: pd.DataFrame) -> pd.DataFrame
 
 def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:
     """Per parameterization and layer count, the criterion runs of a task at their best lr: seeds solved by the
-    cap (test accuracy >= SOLVED) of n, with its Wilson interval: the one-layer control beside two layers."""
+    cap (findings.solved) of n, with its Wilson interval: the one-layer control beside two layers."""
     crit = criterion_runs(runs)
     crit = crit[crit.task == task] if len(crit) else crit
     if crit.empty:
@@ -156,7 +159,7 @@ def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:
     best = findings.at_best_lr(crit)
     rows = []
     for (name, layers), g in best.groupby(["attention", "n_layers"], sort=False):
-        k = int((g.test_acc >= SOLVED).sum())
+        k = int(findings.solved(g).sum())
         lo, hi = stats.wilson(k, len(g))
         rows.append(
             {"attention": name, "n_layers": int(layers), "solved": k, "seeds": len(g), "solved_lo": lo, "solved_hi": hi}

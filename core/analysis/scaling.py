@@ -152,11 +152,12 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     if best.empty:
         return pd.DataFrame()
     ok = best.status == "ok"
-    unsolved = ok & (best.test_acc < findings.SOLVED)
+    solved = findings.solved(best)
+    unsolved = ok & ~solved
     still = findings.still_improving(best)
     best = best if "until" in best else best.assign(until="steps")
     cells = best.assign(
-        _solved=(best.test_acc.fillna(0) >= findings.SOLVED) & ok,
+        _solved=solved,
         _acc=best.test_acc.where(ok),
         _loss=best.test_loss.where(ok),
         _improving=unsolved & still,

@@ -58,6 +58,12 @@ def sentences(
     return out
 
 
+SOLVED_RULE = (
+    f"Solved: test accuracy ≥ {findings.SOLVED:.0%} at the end; trained to the criterion, it met the criterion on "
+    f"validation and its test accuracy at the stop is ≥ {findings.SOLVED - findings.TEST_MARGIN:.0%} (the "
+    "test set confirms what validation decided: one event for solved by the cap and steps to solve)."
+)
+
 FAMILY = (
     "One family, fixed by the store and not by the sidebar: every parameterization × task trained to a fixed "
     "budget it holds against the reference, at the chosen size, training and precision (tasks trained to the "
