@@ -111,6 +111,31 @@ def test_a_job_that_kills_its_worker_twice_is_reported_in_one_line_and_the_rest_
     assert sum(o.get("trained", 0) for o in out) == 1 and len(st.load_runs(tmp_path)) == 1
 
 
+def _dies_holding_the_progress_lock(store, index, job, missing, device, command):
+    """Killed (once) while writing a progress event: the queue's write lock stays held by a dead process."""
+    from core.experiments import workers
+
+    marker = Path(store) / "died"
+    if job.model.attention == "identity" and not marker.exists():
+        marker.touch()
+        workers._progress.put(("start", index))
+        time.sleep(0.5)
+        workers._progress._wlock.acquire()  # as a kill inside Queue's feeder thread, mid-write, leaves it
+        os.kill(os.getpid(), signal.SIGKILL)
+    return workers._train(store, index, job, missing, device, command)
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_killed_mid_write_does_not_hang_the_retry(tmp_path):
+    """The retry pool gets a queue of its own: with one shared queue its workers blocked at exit on the dead
+    worker's lock, and the sweep hung (the intermittent hang of the test above)."""
+    from core.experiments import workers
+
+    todo = [(j, j.members) for j in sweep.plan(["standard", "identity", "mqa"], ["reverse"], 1, TINY_TRAIN, TINY_MODEL)]
+    out = workers.run_parallel(tmp_path, todo, "cpu", "pytest", 2, train=_dies_holding_the_progress_lock)
+    assert sum(o.get("trained", 0) for o in out) == 3 and len(st.load_runs(tmp_path)) == 3
+
+
 def test_workers_take_the_longest_jobs_first():
     jobs = sweep.plan(["identity", "standard", "stacked"], ["histogram", "associative_recall"], 3, TINY_TRAIN)
     order = sorted(jobs, key=lambda j: sweep.cost(j, 3), reverse=True)

@@ -10,7 +10,8 @@ back (in member-steps) for the progress bar. A worker whose parent dies (a kille
 in flight are lost, and a rerun resumes. A worker that dies (killed, out of memory) breaks its pool,
 and every job in flight then is lost with it: each is retried once, alone in a pool of one, so a job
 that kills its worker again is known for certain and given up on (reported, not stored), while every
-other job goes on.
+other job goes on. Each pool has a progress queue of its own: a worker killed while writing to one holds its
+lock for good, and the next pool's workers would block on it as they exit.
 """
 
 import ctypes
@@ -98,42 +99,56 @@ def run_parallel(store, todo, device, command, workers: int, on_step=None, train
     A job that a dying worker took down twice comes back as {"failed": [label]}. `train` is what a worker
     runs for one job (a module-level function, as _train)."""
     ctx = mp.get_context("spawn")  # a fresh interpreter: no OpenMP state forked from a parent
-    progress = ctx.Queue()
     threads = threads_per_worker(workers)
-    stop = threading.Event()
     started: set[int] = set()
+    out, left, suspects = [], list(range(len(todo))), []
 
-    def drain():
-        while not stop.is_set() or not progress.empty():
+    def pool(indices, n):
+        listener = _Listener(ctx, started, on_step, on_stop)  # one queue per pool (see _init)
+        try:
+            return _one_pool(store, todo, indices, device, command, ctx, n, threads, listener.queue, out, train)
+        finally:
+            listener.close()
+
+    while left or suspects:
+        for i in suspects:  # in flight when a worker died: retried once, alone, so the culprit is certain
+            if pool([i], 1):
+                out.append({"failed": [_label(todo[i][0])]})
+        started.clear()
+        left = pool(left, workers)
+        suspects = [i for i in left if i in started]
+        left = [i for i in left if i not in started]
+    return out
+
+
+class _Listener:
+    """A pool's progress queue and the thread that reads it: step counts, stops, and which jobs started."""
+
+    def __init__(self, ctx, started: set, on_step, on_stop):
+        self.queue, self.started, self.on_step, self.on_stop = ctx.Queue(), started, on_step, on_stop
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self):
+        while not self._stop.is_set() or not self.queue.empty():
             try:
-                item = progress.get(timeout=0.1)
+                item = self.queue.get(timeout=0.1)
             except queue.Empty:
                 continue
             if isinstance(item, tuple) and item[0] == "stop":
-                if on_stop:
-                    on_stop(item[1], item[2])
+                if self.on_stop:
+                    self.on_stop(item[1], item[2])
             elif isinstance(item, tuple):
-                started.add(item[1])
-            elif on_step:
-                on_step(item)  # member-steps
+                self.started.add(item[1])
+            elif self.on_step:
+                self.on_step(item)  # member-steps
 
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    out, left, suspects = [], list(range(len(todo))), []
-    try:
-        while left or suspects:
-            for i in suspects:  # in flight when a worker died: retried once, alone, so the culprit is certain
-                if _one_pool(store, todo, [i], device, command, ctx, 1, threads, progress, out, train):
-                    out.append({"failed": [_label(todo[i][0])]})
-            started.clear()
-            left = _one_pool(store, todo, left, device, command, ctx, workers, threads, progress, out, train)
-            time.sleep(0.2)  # let the reader see the last start events
-            suspects = [i for i in left if i in started]
-            left = [i for i in left if i not in started]
-    finally:
-        stop.set()
-        reader.join()
-    return out
+    def close(self):
+        """Read what the pool's workers sent, then stop (its workers have exited: nothing more can come)."""
+        self._stop.set()
+        self._thread.join()
+        self.queue.close()
 
 
 def _one_pool(store, todo, indices, device, command, ctx, workers, threads, progress, out, train) -> list[int]:
