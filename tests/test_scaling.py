@@ -245,7 +245,7 @@ def test_outcomes_per_cell_agree_with_the_scalar_statistics_on_the_bundled_scans
     for row in table.itertuples():
         g = best[(best.attention == row.attention) & (best.x == row.x)]
         ok = g[g.status == "ok"]
-        solved = int(((g.test_acc.fillna(0) >= findings.SOLVED) & (g.status == "ok")).sum())
+        solved = int(findings.solved(g).sum())
         assert (row.n, row.solved, row.lr, row.steps) == (len(g), solved, g.lr.iloc[0], g.steps.iloc[0])
         assert (row.solved_lo, row.solved_hi) == pytest.approx(findings.wilson(solved, len(g)))
         assert (row.improving, row.unsolved) == findings.improving_share(g)

@@ -35,6 +35,7 @@ CRITERION_SWEEPS = (
     # replaced that point's fixed-budget scan
     *(f"{_CRITERION_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head {d}" for d in (8, 4)),
     f"{_CRITERION_SCAN} --attention all --d-model 32",
+    f"{_CRITERION_SCAN} --attention all --n-heads 1",
     *(f"python -m core sweep --attention all --task {t} --seeds 5 --lr grid {_CRITERION}" for t in _EASY),
     f"python -m core sweep --attention standard,bilinear,mqa,gqa --task induction --seeds 5 --lr 0.003 --n-layers 1 "
     f"{_CRITERION}",
@@ -58,7 +59,6 @@ SCAN_SWEEPS = tuple(
     for args in (
         f"{_NO_IDENTITY} --d-head 2",
         "--attention all --d-model 16",
-        "--attention all --n-heads 1",
         "--attention all --n-heads 2",
         "--attention all --n-heads 8",
         "--attention all --length 4",
