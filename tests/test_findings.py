@@ -147,7 +147,6 @@ def test_lr_sensitivity_counts_the_lrs_that_solve():
     assert (row.lrs, row.lrs_solving) == (3, 2) and row.per_lr == "0.001: 5/5, 0.003: 4/5, 0.01: 1/5"
 
 
-
 def test_lr_sensitivity_marks_a_pruned_lr_as_a_lower_bound():
     """Under the criterion an lr stopped once it could no longer be chosen: its count is a lower bound, said so."""
     solved = runs([("standard", "a", [0.01] * 2, [1.0] * 2)], lr=1e-3).assign(until="solved", stop="solved")
@@ -156,6 +155,7 @@ def test_lr_sensitivity_marks_a_pruned_lr_as_a_lower_bound():
     row = findings.lr_sensitivity(pd.concat([solved, pruned])).iloc[0]
     assert (row.lrs, row.lrs_solving, row.lrs_pruned) == (2, 1, 1)
     assert row.per_lr == "0.001: 2/2, 0.003: 0/2 (pruned by step 500)"
+
 
 def test_best_lr_is_chosen_on_validation_never_on_test():
     good_val = runs([("standard", "a", [0.5, 0.5], [0.5, 0.5])], lr=1e-3, val_shift=-0.4)  # val 0.1, test 0.5
