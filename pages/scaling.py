@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from core.analysis import findings, scaling, stats, words
+from core.analysis import endpoints, findings, scaling, stats, words
 from core.dashboard import ui, urls
 from core.dashboard.plots import ORDER
 from core.dashboard.plots.scaling import outcome_vs_axis
@@ -41,19 +41,28 @@ order = [n for n in ORDER if n in set(table.attention)]
 c = st.columns(2)
 show_seeds = urls.url_widget(c[0].toggle, "each seed as a dot", "sc_seeds", False)
 labels = {"share": "solved share", "test_acc": "mean test accuracy"}
+criterion = bool((table.until == "solved").all())
+if criterion:  # only runs trained to the criterion record when they solved
+    labels["median_steps"] = "steps to solve"
 metric = urls.url_widget(
     c[1].radio, "outcome", "sc_y", "share", options=list(labels), horizontal=True, format_func=labels.get
 )
 seeds = None
 if show_seeds:  # the runs themselves only on demand
     best = scaling.best_runs(store.scan_runs(), axis)
-    seeds = best[best.status == "ok"][["attention", "x", "seed", "test_acc"]]
+    steps, _ = endpoints.durations(best)
+    seeds = best.assign(steps=steps)[best.status == "ok"][["attention", "x", "seed", "test_acc", "steps"]]
 st.subheader(f"Outcome against {spec.title}")
 ui.open_scan_cell(axis, ui.chart(outcome_vs_axis(table, "x", spec.label, metric, seeds), table, f"scaling-{axis}"))
+bars = (
+    "Kaplan-Meier median steps to solve with its 95% interval, seeds unsolved by the cap censored there (an open "
+    "triangle: the median is past the cap, drawn at it)"
+    if metric == "median_steps"
+    else "Wilson 95% interval of the solved share over n seeds"
+)
 st.caption(
-    f"{words.SOLVED_RULE} Error bars: Wilson 95% interval of the solved share over n "
-    "seeds (hover: k/n, accuracy, loss, the lr and steps). Each point at its parameterization's own best lr; "
-    "click one to list its seeds in Runs, their curves drawn."
+    f"{words.SOLVED_RULE} Error bars: {bars} (hover: k/n, accuracy, loss, steps to solve, the lr and steps). Each "
+    "point at its parameterization's own best lr; click one to list its seeds in Runs, their curves drawn."
 )
 
 st.subheader("At equal budget: the same outcome against attention parameters per layer")

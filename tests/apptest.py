@@ -51,6 +51,15 @@ def open_page(page: str, **params) -> AppTest:
     return at
 
 
+def array(v):
+    """A trace's values as numbers, whether plain or plotly's typed-array encoding (a figure built from a dict)."""
+    import base64
+
+    import numpy as np
+
+    return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]) if isinstance(v, dict) else np.asarray(v)
+
+
 def specs(at: AppTest) -> list[dict]:
     """The figure (data, layout, config) of every chart on the page, in page order."""
     return [charts.spec(el.proto.json) for el in at.get("bidi_component") if el.proto.component_name == charts.NAME]

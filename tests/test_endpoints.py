@@ -161,7 +161,7 @@ def test_solved_by_the_cap_and_steps_to_solve_count_one_event():
     assert findings.solved(df).tolist() == [True] * 4 + [True, True, False, False]
     row = endpoints.endpoints(df, ["standard", "stacked"], ["reverse"]).set_index("attention").loc["stacked"]
     assert row.solved == 2
-    d, e = endpoints._durations(df[df.attention == "stacked"])
+    d, e = endpoints.durations(df[df.attention == "stacked"])
     assert d.tolist() == [200, 200, 350, 450] and e.tolist() == [True, True, False, False]
 
 

@@ -3,17 +3,9 @@
 import json
 
 import pandas as pd
+from apptest import array
 
 from core.dashboard import plots
-
-
-def _array(v):
-    """A trace's values as numbers, whether plain or plotly's typed-array encoding (a figure built from a dict)."""
-    import base64
-
-    import numpy as np
-
-    return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]) if isinstance(v, dict) else np.asarray(v)
 
 
 def test_a_legend_lists_every_parameterization_drawn_in_any_facet_once():
@@ -217,7 +209,7 @@ def test_loss_curve_chance_lines_sit_on_their_own_tasks_panel_and_bands_stay_wit
     assert sorted((s.y0, s.yref) for s in fig.layout.shapes) == [(0.1, "y"), (0.2, "y2"), (0.3, "y3")]
     labels = {(a.text, a.yref) for a in fig.layout.annotations if a.yref in ("y", "y2", "y3")}
     assert labels == {("in_context", "y"), ("in_context", "y2"), ("uniform = in_context", "y3")}
-    y = _array(next(t for t in fig.data if t.name == "standard band").y)
+    y = array(next(t for t in fig.data if t.name == "standard band").y)
     assert y.min() >= 0.0 and y.max() <= 1.0
 
 
@@ -234,7 +226,7 @@ def test_parameterizations_sharing_a_setting_are_dodged_apart_and_hover_their_tr
     best = pd.DataFrame({"task": "a", "attention": names, "lr": 1e-3})
     fig = outcomes.lr_sweep(df, "v", ["a"], best)
     (stars,) = [t for t in fig.data if t.name == "best lr"]
-    assert len(set(_array(stars.x))) == len(names) and all(abs(x / 1e-3 - 1) < 0.11 for x in _array(stars.x))
+    assert len(set(array(stars.x))) == len(names) and all(abs(x / 1e-3 - 1) < 0.11 for x in array(stars.x))
     lines = [t for t in fig.data if t.name in names]
     # the true lr rides in the customdata (the hover's and a click's), with the cell it belongs to
     assert all([list(c) for c in t.customdata] == [[t.name, "a", 1e-3], [t.name, "a", 3e-3]] for t in lines)
@@ -260,7 +252,7 @@ def test_parameterizations_sharing_a_setting_are_dodged_apart_and_hover_their_tr
         ]
     )
     fig = scaling.outcome_vs_axis(table, "x", "d_head")
-    assert not set(_array(fig.data[0].x)) & set(_array(fig.data[1].x))
+    assert not set(array(fig.data[0].x)) & set(array(fig.data[1].x))
 
 
 def test_heatmaps_that_hold_by_construction_are_grey_and_spectra_stop_at_numerical_zero():

@@ -1,12 +1,14 @@
 """The scaling axes, their outcomes and thresholds, and the Scaling page on every axis (a synthetic store)."""
 
+import numpy as np
 import pandas as pd
 import pytest
-from apptest import specs
+from apptest import array, open_page, specs
 from streamlit.testing.v1 import AppTest
 
-from core.analysis import scaling, words
+from core.analysis import endpoints, scaling, survival, words
 from core.results import runfile as rf
+from core.results import store as st
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 # Settings per axis and the smallest at which each parameterization solves (None: never), made up.
@@ -252,6 +254,31 @@ def test_outcomes_per_cell_agree_with_the_scalar_statistics_on_the_bundled_scans
         assert row.test_acc == pytest.approx(ok.test_acc.mean(), nan_ok=True)
         assert row.test_loss == pytest.approx(ok.test_loss.mean(), nan_ok=True)
         assert row.params_attention == g.params_attention.iloc[0] / g.n_layers.iloc[0]
+        if row.until == "solved":  # steps to solve: the endpoints' durations, through the Kaplan-Meier estimator
+            median = survival.km_median(*endpoints.durations(g))
+            assert (row.median_steps, row.median_lo, row.median_hi) == pytest.approx(median)
+        else:
+            assert np.isnan(row.median_steps)
+
+
+def test_the_scaling_page_draws_steps_to_solve_on_a_criterion_axis_only():
+    """On an axis trained to the criterion, "steps to solve" plots each cell's Kaplan-Meier median on a log axis;
+    an axis on a fixed budget does not offer it."""
+    runs = st.load_runs(ROOT / "data")
+    criterion = [a for a in scaling.axes_present(runs) if (scaling.outcomes(runs, a).until == "solved").all()]
+    fixed = [a for a in scaling.axes_present(runs) if a not in criterion]
+    at = open_page("scaling", axis=criterion[0], sc_y="median_steps")
+    assert at.radio(key="sc_y").value == "median_steps"
+    fig = specs(at)[0]
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    table = scaling.outcomes(runs, criterion[0])
+    ref = table[table.attention == "standard"].sort_values("x")
+    drawn = next(t for t in fig["data"] if t.get("name") == "standard")
+    expected = ref.median_steps.where(np.isfinite(ref.median_steps), ref.steps)  # past the cap: drawn at it
+    assert array(drawn["y"]).tolist() == pytest.approx(expected.tolist())
+    if fixed:
+        at = open_page("scaling", axis=fixed[0], sc_y="median_steps")
+        assert "median_steps" not in at.radio(key="sc_y").options and at.radio(key="sc_y").value == "share"
 
 
 def test_an_axis_is_read_under_one_protocol_the_criterion_once_two_of_its_values_have_it():

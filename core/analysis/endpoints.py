@@ -24,7 +24,7 @@ def criterion_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return runs[runs.get("until", pd.Series("steps", index=runs.index)) == "solved"] if len(runs) else runs
 
 
-def _durations(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def durations(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(steps, event): the solve step of a solved seed (the event of solved by the cap too); any other seed is
     censored where it stopped (the cap, or a criterion met on validation that its test accuracy did not confirm)."""
     solved = findings.solved(g).to_numpy()
@@ -45,7 +45,7 @@ def endpoints(runs: pd.DataFrame, attentions: list[str], tasks: list[str]) -> pd
                 continue
             k, n = int(findings.solved(g).sum()), len(g)
             lo, hi = stats.wilson(k, n)
-            d, e = _durations(g)
+            d, e = durations(g)
             median, m_lo, m_hi = survival.km_median(d, e)
             censored = g[g.stop == "cap"]
             row = {
@@ -71,10 +71,10 @@ def endpoints(runs: pd.DataFrame, attentions: list[str], tasks: list[str]) -> pd
             }
             if name != "standard" and not ref.empty:
                 k0 = int(findings.solved(ref).sum())
-                row["ref_share"], row["ref_median"] = k0 / len(ref), survival.km_median(*_durations(ref))[0]
+                row["ref_share"], row["ref_median"] = k0 / len(ref), survival.km_median(*durations(ref))[0]
                 row["ref_solved"], row["ref_seeds"] = k0, len(ref)
                 row["fisher_p"] = stats.fisher_exact(k, n, k0, len(ref))
-                row["logrank_p"] = survival.logrank(d, e, *_durations(ref))
+                row["logrank_p"] = survival.logrank(d, e, *durations(ref))
             rows.append(row)
     table = pd.DataFrame(rows)
     if table.empty:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import findings, markdown, stats
+from . import endpoints, findings, markdown, stats, survival
 
 # The bundled point, and the training length every scan is read at (the bundled point was also trained at
 # 1600 steps; an axis compares every setting at one length).
@@ -144,10 +144,22 @@ def axes_present(runs: pd.DataFrame) -> list[str]:
     return [a for a in AXES if axis_runs(runs, a).x.nunique() >= 2]
 
 
+def _steps_to_solve(best: pd.DataFrame) -> pd.DataFrame:
+    """Per (attention, x) of criterion runs: the Kaplan-Meier median steps to solve and its 95% interval (inf:
+    not reached by the cap); NaN for runs trained to a step count, which record no solve."""
+    rows = []
+    for (name, x), g in best.groupby(["attention", "x"], sort=False):
+        criterion = (g.get("until", pd.Series("steps", index=g.index)) == "solved").all()
+        median = survival.km_median(*endpoints.durations(g)) if criterion else (np.nan,) * 3
+        rows.append((name, x, *median))
+    return pd.DataFrame(rows, columns=["attention", "x", "median_steps", "median_lo", "median_hi"])
+
+
 def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     """Per (attention, axis value), at the cell's best lr (on validation) and longest training: seeds n, solved
     k with its Wilson interval, mean test accuracy and loss, the lr, attention parameters per layer and in
-    total, and how many unsolved seeds were still improving (where more steps could change the outcome)."""
+    total, how many unsolved seeds were still improving (where more steps could change the outcome), and for
+    cells trained to the criterion the Kaplan-Meier median steps to solve with its 95% interval."""
     best = best_runs(runs, axis)
     if best.empty:
         return pd.DataFrame()
@@ -182,6 +194,7 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
         .reset_index()
     )
     out["solved_lo"], out["solved_hi"] = zip(*(findings.wilson(k, n) for k, n in zip(out.solved, out.n)))
+    out = out.merge(_steps_to_solve(best), on=["attention", "x"], how="left")
     out = out.assign(
         axis=axis,
         share=out.solved / out.n,
@@ -202,6 +215,9 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
         "lr",
         "steps",
         "until",
+        "median_steps",
+        "median_lo",
+        "median_hi",
         "params_attention",
         "params_total",
         "improving",
