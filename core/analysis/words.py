@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from . import findings, scaling, stats
+from .endpoints import is_open
 from .endpoints import verdict as endpoints_verdict
 
 
@@ -217,7 +218,7 @@ def endpoint_cell(row) -> str:
     """A criterion cell's text in the verdict matrix: solved k/n where the counts differ, else the ratio of the
     Kaplan-Meier medians of steps to solve ('1.5× steps')."""
     if row.solved != row.ref_solved or row.seeds != row.ref_seeds or not np.isfinite(row.median_steps):
-        return f"{row.solved}/{row.seeds}" + (" open" if row.censored and row.improving else "")
+        return f"{row.solved}/{row.seeds}" + (" open" if is_open(row) else "")
     return f"{row.median_steps / row.ref_median:.2g}× steps"
 
 
@@ -273,7 +274,7 @@ def endpoint_glance(table: pd.DataFrame, name: str) -> str:
     for r in mine.itertuples():
         ratio = r.median_steps / r.ref_median if np.isfinite(r.median_steps) and r.ref_median > 0 else np.nan
         if r.solved < r.ref_solved:  # fewer seeds solved: the count says it
-            parts.append(f"{r.solved}/{r.seeds}" + (" open" if r.censored and r.improving else "") + f" on {r.task}")
+            parts.append(f"{r.solved}/{r.seeds}" + (" open" if is_open(r) else "") + f" on {r.task}")
         elif np.isfinite(ratio) and not 1 / 1.5 <= ratio <= 1.5:  # as many or more, at a different speed
             parts.append(f"{ratio:.2g}× steps on {r.task}")
     return f"`{name}` " + (", ".join(parts) if parts else "about standard's steps on every task")
