@@ -100,7 +100,7 @@ def _scaling(everything: pd.DataFrame) -> list[str]:
         out += [scaling.grid_markdown(scaling.solved_grid(table, order), axis), ""]
         th = scaling.thresholds(table, order)
         th = th.assign(
-            threshold=[words.threshold_text(axis, t) for t in th.threshold],
+            threshold=[words.threshold_text(axis, t, o) for t, o in zip(th.threshold, th.open)],
             p_holm=th.p_holm.map(stats.p_text),
         )
         out += [

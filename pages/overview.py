@@ -175,8 +175,9 @@ if not cmp.empty or not ends.empty:
                     "attention": r.attention,
                     "column": f"scan: {spec.title}",
                     "verdict": r.verdict,
-                    "text": text.removeprefix(f"{spec.var} ") + ("*" if r.lapses else ""),
-                    "hover": f"{r.attention}: solves ≥ {findings.ROBUST:.0%} of seeds at {text} "
+                    "text": words.threshold_cell(a, r),
+                    "hover": f"{r.attention}: solves ≥ {findings.ROBUST:.0%} of seeds at "
+                    f"{words.threshold_text(a, r.threshold, r.open)} "
                     f"(standard: {words.threshold_text(a, th.threshold.iloc[0])}); "
                     f"{r.vs_reference}; "
                     + (

@@ -86,7 +86,7 @@ grows = spec.grows
 th = scaling.thresholds(table, ["standard", *[n for n in order if n != "standard"]] if "standard" in order else order)
 edge = f"smallest {spec.var} that" if grows else f"largest {spec.var} that"
 shown = th.assign(  # words, not NaN: no threshold is "never", no test is said so
-    threshold=[words.threshold_text(axis, t) for t in th.threshold],
+    threshold=[words.threshold_text(axis, t, o) for t, o in zip(th.threshold, th.open)],
     n=["" if n != n else f"{n:.0f}" for n in th.n],
     p=th.p.map(stats.p_text),
     p_holm=th.p_holm.map(stats.p_text),

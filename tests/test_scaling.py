@@ -208,6 +208,29 @@ def scan_store(tmp_path_factory):
     return root
 
 
+def test_a_threshold_whose_parting_cell_was_still_improving_at_the_cap_is_open_not_never():
+    """Under the criterion, where a parameterization stops solving and more than a tenth of the unsolved seeds
+    there were still improving at the cap, its threshold may move with more steps: it is open, and one never
+    reached is "open", not "never". A fixed budget or a flat cell is a result."""
+    rows = []
+    cells = [("standard", [5, 5], [0, 0]), ("tied_qkv", [5, 1], [0, 4]), ("identity", [0, 0], [3, 0])]
+    for name, ks, improving in cells:
+        for x, k, imp in zip([16, 8], ks, improving):
+            rows.append({"axis": "d_head", "attention": name, "x": x, "n": 5, "solved": k, "share": k / 5})
+            rows[-1].update(unsolved=5 - k, improving=imp, until="solved", steps=6400)
+    table = pd.DataFrame(rows)
+    th = scaling.thresholds(table, ["standard", "tied_qkv", "identity"]).set_index("attention")
+    assert th.open.to_dict() == {"standard": "", "tied_qkv": "8, 4 of 4", "identity": "16, 3 of 5"}
+    said = {r.attention: words.threshold_cell("d_head", r) for r in th.reset_index().itertuples()}
+    assert said == {"standard": "≥ 8", "tied_qkv": "≥ 16 open", "identity": "open"}
+    assert words.threshold_text("d_head", 16, "8, 4 of 4") == (
+        "d_head ≥ 16 (open: at d_head 8, 4 of 4 unsolved seeds still improving at the cap)"
+    )
+    assert not scaling.thresholds(table.assign(until="steps"), ["standard", "tied_qkv"]).open.any()
+    flat = scaling.thresholds(table.assign(improving=0), ["standard", "identity"])
+    assert words.threshold_cell("d_head", next(flat.iloc[[1]].itertuples())) == "never"
+
+
 @pytest.mark.parametrize("axis", list(scaling.AXES))
 def test_the_scaling_page_draws_every_axis(axis, scan_store, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_STORES", str(scan_store))

@@ -250,7 +250,8 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     (better, equivalent, worse; inconclusive: neither solves). On an axis that grows (the table's Axis.grows)
     easier is larger and the threshold the smallest such value; otherwise easier is smaller and it is the
     largest. `lapses`: easier values at which it then does not solve (k/n there), which at a few seeds per
-    setting can be noise; they are stated beside the threshold, not hidden by it."""
+    setting can be noise; they are stated beside the threshold, not hidden by it. `open`: the setting where it
+    stops solving, where that cell is open (_open_at): its threshold may move with a higher cap."""
     grows = axis_grows(table.axis.iloc[0]) if len(table) else True
     groups = dict(list(table.groupby("attention", sort=False)))
     rows = []
@@ -261,6 +262,7 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
         ok = share >= findings.ROBUST
         first = int(np.argmax(ok)) if ok.any() else None  # the hardest value it solves
         missed = [i for i in range(first + 1, len(x)) if not ok[i]] if first is not None else []
+        parting = (len(x) - 1 if first is None else first - 1) if first != 0 else None  # where it stops solving
         rows.append(
             {
                 "attention": name,
@@ -268,6 +270,7 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
                 "n": int(n[first]) if first is not None else np.nan,
                 "scanned": ", ".join(f"{v:g}" for v in sorted(x)),
                 "lapses": ", ".join(f"{x[i]:g} ({solved[i]:.0f}/{n[i]:.0f})" for i in missed),
+                "open": _open_at(g.iloc[hardest_first[parting]]) if parting is not None else "",
             }
         )
     out = pd.DataFrame(rows)
@@ -286,6 +289,16 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
             for i, (t, p) in enumerate(zip(out.threshold, out.p_holm.fillna(1.0)))
         ]
     return out
+
+
+def _open_at(cell) -> str:
+    """The setting where a parameterization stops solving, with its unsolved seeds still improving there ("8, 4
+    of 4"), when that cell is open (endpoints.is_open: trained to the criterion, more than a tenth of its
+    censored seeds still improving at the cap, which more steps could move); else ""."""
+    if cell.get("until") != "solved":
+        return ""
+    counts = pd.Series({"censored": cell.get("unsolved", 0), "improving": cell.get("improving", 0)})
+    return f"{cell.x:g}, {counts.improving:.0f} of {counts.censored:.0f}" if endpoints.is_open(counts) else ""
 
 
 def _deciding_p(table: pd.DataFrame, name: str, reference: str, t: float, ref: float, grows: bool) -> float:

@@ -113,9 +113,25 @@ def _noun(axis: str) -> str:
     return f"{scaling.axis_var(axis)} on {task}" if task else scaling.axis_var(axis)
 
 
-def threshold_text(axis: str, t: float) -> str:
-    """How a threshold reads: "d_head ≥ 8" or "n_heads ≤ 4" (the hardest value it solves), or "never"."""
-    return "never" if np.isnan(t) else f"{scaling.axis_var(axis)} {'≥' if scaling.axis_grows(axis) else '≤'} {t:g}"
+def threshold_text(axis: str, t: float, open_at: str = "") -> str:
+    """How a threshold reads: "d_head ≥ 8" or "n_heads ≤ 4" (the hardest value it solves), or "never"; with
+    `open_at` (scaling.thresholds' open: where it stops solving, its seeds still improving at the cap) it says
+    so, and a threshold never reached is "not by the cap", not "never"."""
+    var = scaling.axis_var(axis)
+    if np.isnan(t):
+        said = "not by the cap" if open_at else "never"
+    else:
+        said = f"{var} {'≥' if scaling.axis_grows(axis) else '≤'} {t:g}"
+    return said + (f" (open: at {var} {open_at} unsolved seeds still improving at the cap)" if open_at else "")
+
+
+def threshold_cell(axis: str, r) -> str:
+    """A scan column's cell in the verdict matrix: "≥ 16", "≥ 4*" (an easier setting missed), "≥ 16 open",
+    "never", or "open" (never reached by the cap, its seeds still improving)."""
+    if np.isnan(r.threshold):
+        return "open" if r.open else "never"
+    said = threshold_text(axis, r.threshold).removeprefix(f"{scaling.axis_var(axis)} ")
+    return said + "*" * bool(r.lapses) + " open" * bool(r.open)
 
 
 def _says(axis: str, t: float) -> str:
@@ -145,7 +161,9 @@ def scan_sentences(table: pd.DataFrame, axis: str, order: list[str], reference: 
         where = f", as {reference} does" if same else f" where {reference} {_says(axis, ref)}"
         out.append(
             f"**{r.attention}** {_says(axis, r.threshold)}{where} (the hardest {_noun(axis)} at which it "
-            f"solves ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {how}; scanned {r.scanned})"
+            f"solves ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {how}; scanned {r.scanned}"
+            + (f"; open: at {scaling.axis_var(axis)} {r.open} unsolved seeds still improving" if r.open else "")
+            + ")"
             + (f", but not at the easier {scaling.axis_var(axis)} {r.lapses}." if r.lapses else ".")
         )
     return out
@@ -159,8 +177,8 @@ def brief(table: pd.DataFrame, axis: str, names: list[str], reference: str = "st
         return ""
 
     def at(r) -> str:
-        missed = "*" * bool(r.lapses)
-        return f"no {_noun(axis)}" if np.isnan(r.threshold) else threshold_text(axis, r.threshold) + missed
+        missed = "*" * bool(r.lapses) + " (open)" * bool(r.open)
+        return (f"no {_noun(axis)}" if np.isnan(r.threshold) else threshold_text(axis, r.threshold)) + missed
 
     rows = [f"`{r.attention}` solves at {at(r)}" for r in th.iloc[1:].itertuples()]
     return ", ".join(rows) + f" ({reference}: {at(next(th.itertuples()))})"
