@@ -271,7 +271,10 @@ def reproduce(store: Path, command: str) -> str:
         "",
         markdown.table(table),
         "",
-        f"In all {total:,.0f} GFLOP over {hours:,.1f} hours of sweeps.",
+        f"In all {total:,.0f} GFLOP over {hours:,.1f} hours of sweeps. A sweep that extended stored runs to a "
+        "higher cap from their saved end states (the `--steps 12800` sweeps beside a 6,400 one) records the FLOPs of "
+        "every step of its runs, the restored ones too: its GFLOP overcounts what it trained (a utilisation above the "
+        "matmul peak in its record shows it); its wall time is what it took.",
         "",
         "## Then, once the sweeps are in",
         "",

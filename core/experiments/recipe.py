@@ -23,6 +23,12 @@ _CRITERION_SCAN = (
     "python -m core sweep --task associative_recall --seeds 5 --lr grid --until solved --eval-every 50 --store data "
     "--workers 2 --quiet --steps 6400"
 )
+# a scan point whose open cells (censored seeds still improving at 6,400) had their cap raised: the same command
+# at --steps 12800 in the same scratch store, which extends every member from its saved end state
+_EXTENDED_SCAN = (
+    "python -m core sweep --task associative_recall --seeds 5 --lr grid --until solved --eval-every 50 --workers 2 "
+    "--quiet --steps 12800 --store data"
+)
 _EASY = ("reverse", "sort", "histogram")  # every parameterization solves them: a check that tying costs nothing there
 CRITERION_SWEEPS = (
     # induction's cap is 12,800: at 6,400 identity's and tied_qkv's censored seeds were still improving. The 6,400
@@ -40,6 +46,7 @@ CRITERION_SWEEPS = (
     *(f"{_CRITERION_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head {d}" for d in (8, 4)),
     f"{_CRITERION_SCAN} --attention all --d-model 32",
     f"{_CRITERION_SCAN} --attention all --n-heads 1",
+    f"{_EXTENDED_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 8",
     *(f"python -m core sweep --attention all --task {t} --seeds 5 --lr grid {_CRITERION}" for t in _EASY),
     f"python -m core sweep --attention standard,bilinear,mqa,gqa --task induction --seeds 5 --lr 0.003 --n-layers 1 "
     f"{_CRITERION}",
