@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import endpoints, findings, markdown, scaling, similarity, stats, words
+from .analysis import curves, endpoints, findings, markdown, scaling, similarity, stats, words
 from .attention import NAMES
 from .experiments import recipe
 from .experiments.sweep import accuracy_table
@@ -130,7 +130,7 @@ def _practice(store: Path) -> str:
 def _step_size(store: Path, runs: pd.DataFrame) -> str:
     every = findings.one_length(runs[runs.status == "ok"])
     names = [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(every.n_layers.max()))]
-    sizes = findings.update_sizes(st.load_metrics(store, list(every.run_id), names), every)
+    sizes = curves.update_sizes(st.load_metrics(store, list(every.run_id), names), every)
     return words.mechanism(sizes, every) or "No update-size metrics in this store."
 
 

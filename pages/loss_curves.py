@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.analysis import findings
+from core.analysis import curves
 from core.dashboard import plots, ui, urls
 
 ui.require_router()
@@ -51,7 +51,7 @@ if delta:
     if "standard" not in set(data.attention) or x != "step":
         st.info("Δ vs standard needs `standard` among the sidebar's parameterizations and steps on the x axis.")
         st.stop()
-    data = findings.paired_difference(data)
+    data = curves.paired_difference(data)
     metric, log_y = f"Δ {metric} (minus standard, same seed)", False
 tasks = [t for t in ui.selection()["tasks"] if t in set(data.task)]
 fig = plots.loss_curves(

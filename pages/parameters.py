@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from core.analysis import findings, words
+from core.analysis import curves, findings, words
 from core.dashboard import catalog, live, plots, selection, ui, urls
 
 ui.require_router()
@@ -80,7 +80,7 @@ def update_sizes() -> None:
     tidy = store.metrics(
         every.run_id.unique(), [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(every.n_layers.max()))]
     )
-    sizes = findings.update_sizes(tidy, every)
+    sizes = curves.update_sizes(tidy, every)
     if sizes.empty:
         st.info("These runs carry no update-size metrics (stores made before they were recorded).")
     else:

@@ -155,7 +155,7 @@ def test_delta_curves_pair_each_seed_with_standards():
 def test_similarity_matches_each_run_to_its_own_step0_reading_only_the_selected_rows():
     """The page reads analysis/init filtered to its runs and metric (the whole table holds a row per run, layer,
     head and metric of every run in the store): the matched baselines come out as from the whole table."""
-    from core.analysis import findings
+    from core.analysis import curves
     from core.dashboard import cached
     from core.results import store as st
 
@@ -169,8 +169,8 @@ def test_similarity_matches_each_run_to_its_own_step0_reading_only_the_selected_
     whole, rand = st.load_table(data, "analysis", "init"), st.load_table(data, "analysis", "random")
     rows = cached.init_rows(str(data), tuple(sorted(runs.run_id)), "cos_QK", cached.fingerprint(data))
     assert 0 < 100 * len(rows) < len(whole)
-    expected = findings.matched_baselines(trained, whole, rand, runs, "cos_QK")
-    pd.testing.assert_frame_equal(findings.matched_baselines(trained, rows, rand, runs, "cos_QK"), expected)
+    expected = curves.matched_baselines(trained, whole, rand, runs, "cos_QK")
+    pd.testing.assert_frame_equal(curves.matched_baselines(trained, rows, rand, runs, "cos_QK"), expected)
 
 
 def test_in_practice_names_each_random_baseline_once_and_keeps_the_models_apart_from_standard():

@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from core.analysis import findings
+from core.analysis import curves, findings
 from core.attention.registry import ATTENTION
 from core.experiments import sweep
 from core.experiments.recipe import (
@@ -172,10 +172,10 @@ def test_the_stored_weight_analyses_cover_every_kept_run_and_recompute():
 
 def test_the_stored_solve_steps_cover_every_run_and_recompute():
     """Learning rate reads these (every run's validation curve would be most of its first draw); each must be
-    findings.time_to_solve of the run's stored curve, NaN where it never solves."""
+    curves.time_to_solve of the run's stored curve, NaN where it never solves."""
     table = st.load_table(DATA, "analysis", "solve_steps").set_index("run_id").solve_step
     assert set(table.index) == set(st.load_runs(DATA).run_id)
-    fresh = findings.time_to_solve(st.load_metrics(DATA, None, ["val_acc"]))
+    fresh = curves.time_to_solve(st.load_metrics(DATA, None, ["val_acc"]))
     pd.testing.assert_series_equal(table.dropna().sort_index(), fresh.astype(float).sort_index(), check_names=False)
     assert table.isna().sum() == len(table) - len(fresh) > 0
 

@@ -145,13 +145,13 @@ def test_stored_solve_steps_stand_in_for_the_curves_and_a_run_missing_there_is_r
     tmp_path, monkeypatch
 ):
     """Runs in analysis/solve_steps.parquet are read from it (their curves never loaded), the rest from their
-    validation curve; the result is findings.time_to_solve of every curve."""
+    validation curve; the result is curves.time_to_solve of every curve."""
     import shutil
     from pathlib import Path
 
     import pandas as pd
 
-    from core.analysis import findings
+    from core.analysis import curves
     from core.analysis.baselines import solve_steps
     from core.results import store as st
 
@@ -168,7 +168,7 @@ def test_stored_solve_steps_stand_in_for_the_curves_and_a_run_missing_there_is_r
     cached.metrics.clear()
     got = cached.solve_steps(str(tmp_path), tuple(ids), cached.fingerprint(tmp_path))
     assert sorted(loaded) == ids[8:]
-    want = findings.time_to_solve(st.load_metrics(tmp_path, ids, ["val_acc"])).astype(float)
+    want = curves.time_to_solve(st.load_metrics(tmp_path, ids, ["val_acc"])).astype(float)
     assert 0 < len(want) < len(ids)
     pd.testing.assert_series_equal(got.sort_index(), want.sort_index(), check_names=False)
     cached.solve_steps.clear()
@@ -223,7 +223,7 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
     """Cross-check: the cached views keyed by (store, fingerprint, selection) against the plain functions."""
     import pandas as pd
 
-    from core.analysis import findings, scaling, words
+    from core.analysis import curves, findings, scaling, words
     from core.dashboard import selection
     from core.results import store as st_store
     from core.results.stores import BUNDLED
@@ -272,7 +272,7 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
     analysed = cached.analysed(store, tuple(sorted(ids)), fp)[0]
     for metric in ("sym_QK", "overlap_QK"):
         init = cached.init_rows(store, tuple(sorted(ids)), metric, fp)
-        direct = findings.matched_baselines(
+        direct = curves.matched_baselines(
             analysed,
             init,
             cached.table(store, "analysis", "random", fp),

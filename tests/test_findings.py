@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import findings, stats, words
+from core.analysis import curves, findings, stats, words
 
 
 def runs(rows, lr=3e-3, val_shift=0.0):
@@ -243,7 +243,7 @@ def test_each_task_is_read_at_its_longest_training():
 
 
 def test_paired_difference_subtracts_the_reference_run_of_the_same_task_seed_and_step():
-    curves = pd.DataFrame(
+    runs = pd.DataFrame(
         [
             (a, "sort", s, f"{a}{s}", step, base + s + step)
             for a, base in (("standard", 0.0), ("tied_qk", 2.0))
@@ -252,9 +252,9 @@ def test_paired_difference_subtracts_the_reference_run_of_the_same_task_seed_and
         ],
         columns=["attention", "task", "seed", "run_id", "step", "value"],
     )
-    d = findings.paired_difference(curves)
+    d = curves.paired_difference(runs)
     assert set(d.attention) == {"tied_qk"} and len(d) == 4 and (d.value == 2.0).all()
-    assert findings.paired_difference(curves[curves.seed == 0].assign(seed=[0, 0, 5, 5])).empty  # no seed pairs
+    assert curves.paired_difference(runs[runs.seed == 0].assign(seed=[0, 0, 5, 5])).empty  # no seed pairs
 
 
 def test_update_sizes_are_averaged_over_runs_of_one_length_only():

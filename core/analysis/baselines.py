@@ -13,7 +13,7 @@
 - STORE/analysis/trained.parquet, trained_spectra.parquet: similarity.analyse_run of every run's final weights
   (where kept), so the Similarity page's first draw reads numbers instead of taking SVDs of every run; a page
   analyses a run missing there (trained since) itself, with the same function.
-- STORE/analysis/solve_steps.parquet: findings.time_to_solve of every run (NaN where it never solves), so the
+- STORE/analysis/solve_steps.parquet: curves.time_to_solve of every run (NaN where it never solves), so the
   Learning rate page reads one small table instead of every run's validation curve; a run missing there is
   computed by the page from its curve, with the same function.
 - STORE/analysis/heads.parquet: heads.head_scores (previous-token and induction scores per layer and head) of
@@ -32,7 +32,7 @@ from ..results import weights
 from ..training.config import ModelConfig
 from ..training.tasks import TASKS, chance_levels
 from ..training.train import init_model
-from . import findings, heads, similarity
+from . import curves, heads, similarity
 
 SAMPLES = 8  # fresh initialisations per parameterization and size for the random baseline
 BASE_SEED = 10_000  # apart from the seeds sweeps use
@@ -96,8 +96,8 @@ def trained_analyses(store, run_ids) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def solve_steps(store, run_ids) -> pd.DataFrame:
-    """(run_id, solve_step) of each run: findings.time_to_solve of its validation accuracy, NaN if never."""
-    steps = findings.time_to_solve(st.load_metrics(store, run_ids, ["val_acc"]))
+    """(run_id, solve_step) of each run: curves.time_to_solve of its validation accuracy, NaN if never."""
+    steps = curves.time_to_solve(st.load_metrics(store, run_ids, ["val_acc"]))
     return pd.DataFrame({"run_id": list(run_ids), "solve_step": [float(steps.get(r, float("nan"))) for r in run_ids]})
 
 

@@ -5,7 +5,7 @@ their tests check numbers and these tests check the words."""
 import numpy as np
 import pandas as pd
 
-from . import findings, scaling, stats
+from . import curves, findings, scaling, stats
 from .endpoints import is_open
 from .endpoints import verdict as endpoints_verdict
 
@@ -75,9 +75,9 @@ FAMILY = (
 
 
 def mechanism(sizes: pd.DataFrame, runs: pd.DataFrame, name: str = "stacked", ref: str = "standard") -> str:
-    """The sentence behind seeds 000/003, from findings.step_size: how far `name`'s effective W_QK moves per step
+    """The sentence behind seeds 000/003, from curves.step_size: how far `name`'s effective W_QK moves per step
     as a multiple of `ref`'s at the same lr, and the ratio of their best lrs."""
-    got = findings.step_size(sizes, runs, name, ref)
+    got = curves.step_size(sizes, runs, name, ref)
     if got is None:
         return ""
     ratio, r = got["ratio"], got["best_ratio"]

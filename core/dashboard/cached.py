@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ..analysis import findings, scaling, similarity, words
+from ..analysis import curves, findings, scaling, similarity, words
 from ..results import index, weights
 from ..results import store as st_store
 from ..results.stores import BUNDLED
@@ -59,7 +59,7 @@ def metrics(store: str, run_ids: tuple, names: tuple | None, fp: tuple) -> pd.Da
 
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
 def solve_steps(store: str, run_ids: tuple, fp: tuple) -> pd.Series:
-    """findings.time_to_solve of these runs (run_id -> step; absent: never solved): the rows `python -m core
+    """curves.time_to_solve of these runs (run_id -> step; absent: never solved): the rows `python -m core
     baselines` stored (analysis/solve_steps.parquet), and from its validation curve any run missing there."""
     stored = table(store, "analysis", "solve_steps", fp)
     if stored.empty:
@@ -68,7 +68,7 @@ def solve_steps(store: str, run_ids: tuple, fp: tuple) -> pd.Series:
     steps = stored.set_index("run_id").solve_step.dropna()
     rest = tuple(sorted(set(run_ids) - set(stored.run_id)))
     if rest:
-        live = findings.time_to_solve(metrics(store, rest, ("val_acc",), fp)).astype(float)
+        live = curves.time_to_solve(metrics(store, rest, ("val_acc",), fp)).astype(float)
         steps = pd.concat([steps, live]) if len(steps) else live
     return steps
 
@@ -146,12 +146,12 @@ def init_rows(store: str, run_ids: tuple, metric: str, fp: tuple) -> pd.DataFram
 
 @st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)  # a row per (task, attention)
 def matched_baselines(store: str, run_ids: tuple, metric: str, fp: tuple) -> pd.DataFrame:
-    """findings.matched_baselines of these runs (in this order) for one metric: the same for every visitor of a
+    """curves.matched_baselines of these runs (in this order) for one metric: the same for every visitor of a
     view, and a tenth of Similarity's run to compute."""
     ids = tuple(sorted(run_ids))
     rows = runs(store, fp).set_index("run_id").loc[list(run_ids)].reset_index()
     trained, init = analysed(store, ids, fp)[0], init_rows(store, ids, metric, fp)
-    return findings.matched_baselines(trained, init, table(store, "analysis", "random", fp), rows, metric)
+    return curves.matched_baselines(trained, init, table(store, "analysis", "random", fp), rows, metric)
 
 
 @st.cache_data(max_entries=32 * MAX_ENTRIES, show_spinner=False)  # a few floats each; Similarity asks ~100 pairs

@@ -62,11 +62,11 @@ class StoreView:
         return cached.init_rows(self.store, _ids(run_ids), metric, self.fp)
 
     def time_to_solve(self, run_ids) -> pd.Series:
-        """findings.time_to_solve of these runs (run_id -> step; absent: never solved)."""
+        """curves.time_to_solve of these runs (run_id -> step; absent: never solved)."""
         return cached.solve_steps(self.store, _ids(run_ids), self.fp)
 
     def matched_baselines(self, run_ids, metric: str) -> pd.DataFrame:
-        """findings.matched_baselines of these runs (trained, step 0, fresh initialisations)."""
+        """curves.matched_baselines of these runs (trained, step 0, fresh initialisations)."""
         return cached.matched_baselines(self.store, tuple(run_ids), metric, self.fp)
 
     def head_metrics(self, run_ids) -> pd.DataFrame:
