@@ -233,11 +233,18 @@ def _compute(store: Path) -> pd.DataFrame:
     )
 
 
+def _old_records(store: Path) -> tuple[int, int]:
+    """(older, all) sweep records; older: written before runs recorded where a sweep took them up (no `carried`)."""
+    records = [pd.read_parquet(p) for p in (store / "bench").glob("sweep-*.parquet")]
+    return sum("carried" not in r.columns for r in records), len(records)
+
+
 def reproduce(store: Path, command: str) -> str:
     """docs/reproduce.md: the commands behind the store, in order, each with the runs it stored and its compute."""
     runs = st.load_runs(store)
     made = runs.command.map(recipe.scan_command).value_counts()
     compute = _compute(store)
+    old, n_records = _old_records(store)
     rows = []
     for c in (*recipe.BUNDLED_SWEEPS, *recipe.CRITERION_SWEEPS, *recipe.SCAN_SWEEPS):
         m = compute.loc[c] if c in compute.index else None
@@ -271,10 +278,12 @@ def reproduce(store: Path, command: str) -> str:
         "",
         markdown.table(table),
         "",
-        f"In all {total:,.0f} GFLOP over {hours:,.1f} hours of sweeps. A sweep that extended stored runs to a "
-        "higher cap from their saved end states (the `--steps 12800` sweeps beside a 6,400 one) records the FLOPs of "
-        "every step of its runs, the restored ones too: its GFLOP overcounts what it trained (a utilisation above the "
-        "matmul peak in its record shows it); its wall time is what it took.",
+        f"In all {total:,.0f} GFLOP over {hours:,.1f} hours of sweeps. A record with a `carried` column counts "
+        "the steps its sweep took: from where it took a run up (a checkpoint, a shorter cap's end state) to where "
+        "the run stopped; runs carried over from a shorter cap count none. "
+        f"{old} of the {n_records} records are older: they counted every step of the runs they stored, so an "
+        "extension to a higher cap (the `--steps 12800` sweeps beside a 6,400 one) or a resumed part overcounts "
+        "what it trained (a utilisation above the matmul peak in its record shows it); wall time is what each took.",
         "",
         "## Then, once the sweeps are in",
         "",

@@ -165,7 +165,7 @@ def test_dropping_hopeless_lrs_never_changes_the_lr_chosen_on_synthetic_curves(t
     assert findings.best_lr(_table(pruned)).lr.tolist() == findings.best_lr(_table(full)).lr.tolist()
 
 
-def _sweep(store: Path, steps: int, env=None, wait=True):
+def _sweep(store: Path, steps: int, env=None, wait=True, lrs="1e-3,1e-2"):
     cmd = [
         sys.executable,
         "-m",
@@ -180,7 +180,7 @@ def _sweep(store: Path, steps: int, env=None, wait=True):
         "--seeds",
         "2",
         "--lr",
-        "1e-3,1e-2",
+        lrs,
         "--until",
         "solved",
         "--steps",
@@ -237,20 +237,55 @@ def test_a_sweep_killed_at_a_random_moment_resumes_bit_identical(tmp_path):
     assert not any(checkpoints.glob("*.pt"))  # removed once the training ended
 
 
-def test_a_larger_cap_extends_the_stored_runs_as_a_straight_run_would_train_them(tmp_path):
-    _sweep(tmp_path / "a", 60)
-    short = st.load_runs(tmp_path / "a")
-    assert (short.stop == "cap").any()  # some were censored at 60: they go on from their saved state
-    _sweep(tmp_path / "a", 150)
-    _sweep(tmp_path / "b", 150)
-    extended = {k: v for k, v in _curves(tmp_path / "a").items() if k[2] == 150}
-    straight = _curves(tmp_path / "b")
+@pytest.fixture(scope="module")
+def extension(tmp_path_factory):
+    """Store a: swept to cap 60, then extended to 150; store b: swept to 150 straight."""
+    tmp = tmp_path_factory.mktemp("extension")
+    _sweep(tmp / "a", 60)
+    short = st.load_runs(tmp / "a")
+    assert (short.stop == "cap").any() and (short.stop != "cap").any()  # some go on from their saved state
+    _sweep(tmp / "a", 150)
+    _sweep(tmp / "b", 150)
+    return tmp / "a", tmp / "b"
+
+
+def test_a_larger_cap_extends_the_stored_runs_as_a_straight_run_would_train_them(extension):
+    a, b = extension
+    extended = {k: v for k, v in _curves(a).items() if k[2] == 150}
+    straight = _curves(b)
     assert extended.keys() == straight.keys()
     for key, (stop, solve, rows) in straight.items():
         e_stop, e_solve, e_rows = extended[key]
         assert (e_stop, e_solve) == (stop, solve)
         assert [r[:2] for r in e_rows] == [r[:2] for r in rows]
         assert close([r[2] for r in e_rows], [r[2] for r in rows])
+
+
+def test_an_extension_records_and_counts_only_the_steps_it_took(extension, tmp_path):
+    """A run taken up at the old cap records where; one stopped before it is carried over, not trained; the
+    extension's sweep record counts the FLOPs of its new steps only, and none when it took none."""
+    a, _ = extension
+    runs = st.load_runs(a)
+    short, ext = runs[runs.steps == 60].set_index(["lr", "seed"]), runs[runs.steps == 150]
+    assert (short.steps_from == 0).all()
+    for r in ext.itertuples():
+        censored = short.loc[(r.lr, r.seed)].stop == "cap"
+        assert r.steps_from == (60 if censored else r.steps_done)
+    assert (ext.steps_done == ext.steps_from).all()  # solved by 60 (carried) or ruled out at 60 (taken up, stopped)
+    assert list(st.load_named(a, "bench").steps) == [60]  # so the extension took no step and left no record
+    lrs = "1e-3,3e-3"  # neither solves by 60: both go on
+    for store, caps in ((tmp_path / "c", (60, 150)), (tmp_path / "d", (150,))):
+        for cap in caps:
+            _sweep(store, cap, lrs=lrs)
+    runs = st.load_runs(tmp_path / "c")
+    ext = runs[runs.steps == 150]
+    assert (runs[runs.steps == 60].stop == "cap").all() and (ext.steps_from == 60).all()
+    records = st.load_named(tmp_path / "c", "bench").sort_values("steps")
+    (straight,) = st.load_named(tmp_path / "d", "bench").itertuples()
+    new_steps, all_steps = (ext.steps_done - 60).sum(), st.load_runs(tmp_path / "d").steps_done.sum()
+    assert 0 < new_steps < all_steps and list(records.steps) == [60, 150]
+    assert (records.runs.iloc[1], records.carried.iloc[1]) == (4, 0)
+    assert records.gflop.iloc[1] == pytest.approx(straight.gflop * new_steps / all_steps)
 
 
 def test_a_parameter_that_never_had_a_gradient_stays_out_of_the_saved_state_and_back_in_after():

@@ -1,7 +1,7 @@
 """`python -m core sweep`: its flags, the jobs they plan, and the run with its progress bar and report."""
 
 import sys
-from functools import cache, partial
+from functools import partial
 
 from ..analysis import findings
 from ..attention import NAMES as ATTENTION_NAMES
@@ -191,18 +191,17 @@ def cmd_sweep(args, parser):
         on_stop=on_stop,
     )
     threads = workers * threads_per_worker(workers)  # all the sweep uses (1 worker: this process's)
-    load_runs = cache(lambda: st.load_runs(args.store))  # read once, after the sweep: for its report and its table
     try:
         if args.ray:  # a cluster's cores are not this machine's: no utilisation record against its peak
             counts, report = run(), None
-        else:
-            counts, report = measured_sweep(run, missing, device, threads, runs=load_runs)
+        else:  # it reads the runs before and after: what this sweep stored is what it counts
+            counts, report = measured_sweep(run, missing, device, threads, runs=lambda: st.load_runs(args.store))
     except sweep.SweepError as err:
         bar.close()
         print(f"error: {err}", file=sys.stderr)
         sys.exit(1)
     bar.close()
-    print_outcome(args, jobs, load_runs(), counts)
+    print_outcome(args, jobs, st.load_runs(args.store), counts)
     if report is not None:  # the Runtime page shows the newest; each sweep keeps its own record
         st.write_named(args.store, "bench", st.sweep_record_name(), report, {"device": device, "workers": workers})
         print_utilisation(report.iloc[0], args.precision, threads)
@@ -248,9 +247,12 @@ def print_outcome(args, jobs, runs, counts) -> None:
         if "solved" in counts
         else ""
     )
+    carried = counts.get("carried", 0)  # stopped before a shorter cap: the same runs, stored under this one
     print(
         f"trained {counts['trained']} runs ({counts['diverged']} diverged{stops}), skipped {counts['skipped']} "
-        "already stored" + (f", {counts['claimed']} being trained by another sweep" if counts["claimed"] else "")
+        "already stored"
+        + (f", {carried} carried over from a shorter cap" if carried else "")
+        + (f", {counts['claimed']} being trained by another sweep" if counts["claimed"] else "")
     )
 
 

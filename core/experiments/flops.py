@@ -72,12 +72,15 @@ def run_flops(job) -> int:
 def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple[dict, pd.DataFrame | None]:
     """Call run() (a sweep; it fills `missing`, {job: seeds it trains}) and measure it: wall time, and
     FLOP/s against the matmul peak at `threads` (all that the sweep uses) just before and after.
-    `runs()`, called afterwards, gives the store's runs table: from the time each ensemble spent in its
-    training steps (`step_seconds`, on its `threads`), the training steps' own utilisation of the
-    per-thread peak, evaluations, start-up and waiting excluded.
-    Returns run()'s counts and a one-row table (None when nothing trained). The training FLOPs count the
-    steps each ensemble really took (one stops early once all its members have diverged)."""
+    `runs()` gives the store's runs table, read before and after: the FLOPs count the steps this sweep took
+    of the runs it stored (from `steps_from`, where it took a run up, to `steps_done`, where the run stopped),
+    so a run carried over or extended from a shorter cap, or resumed from a checkpoint, counts only its new
+    steps; and from the time each ensemble spent in its training steps (`step_seconds`, on its `threads`),
+    the training steps' own utilisation of the per-thread peak, evaluations, start-up and waiting excluded.
+    Without `runs`, every trained run counts all its steps.
+    Returns run()'s counts and a one-row table (None when nothing trained)."""
     precision = next(iter(missing)).train.precision if missing else "fp32"
+    before_ids = set(runs().run_id) if runs is not None else set()
     before = matmul_peak(device=device, threads=threads, precision=precision)
     t0 = time.perf_counter()
     counts = run()
@@ -86,20 +89,21 @@ def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple
         return counts, None
     peak = (before + matmul_peak(device=device, threads=threads, precision=precision)) / 2
     trained = {job: n for job, n in missing.items() if n}
-    if runs is not None:  # a job whose worker died twice stored nothing: it did no counted work
-        stored = set(runs().run_id)
-        trained = {job: n for job, n in trained.items() if any(r in stored for r in job.run_ids().values())}
-    if not trained:
+    new = runs() if runs is not None else None
+    new = new[~new.run_id.isin(before_ids)] if new is not None else None
+    share = _new_steps(new, trained) if new is not None else trained  # {job: runs' worth of new steps}
+    share = {job: v for job, v in share.items() if v > 0}  # a job whose worker died twice stored nothing
+    if not share:
         return counts, None
-    parts = {job: job_flops(job) for job in trained}  # (steps, evaluations) of one run, had it run every step
-    done = _steps_done(runs(), trained) if runs is not None else dict.fromkeys(trained, 1.0)
-    flop = sum((parts[job][0] * done[job] + parts[job][1]) * n for job, n in trained.items())
+    parts = {job: job_flops(job) for job in share}  # (steps, evaluations) of one run, had it run every step
+    flop = sum((parts[job][0] + parts[job][1]) * v for job, v in share.items())
     row = {
         "kind": "sweep",
         "precision": precision,
-        "jobs": len(trained),
+        "jobs": len(share),
         "runs": counts["trained"],
-        "steps": next(iter(trained)).train.steps,
+        "carried": counts.get("carried", 0),  # stored again from a shorter cap, not trained: no FLOPs counted
+        "steps": next(iter(share)).train.steps,
         "threads": threads,
         "seconds": seconds,
         "runs_per_min": 60 * counts["trained"] / seconds,
@@ -108,35 +112,28 @@ def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple
         "peak_gflops": peak / 1e9,
         "utilisation": flop / seconds / peak,
     }
-    if runs is not None:
-        step_flop = {job: parts[job][0] * done[job] * n for job, n in trained.items()}
-        row["step_utilisation"] = _step_utilisation(runs(), step_flop, peak / threads)
+    if new is not None:
+        step_flop = {job: parts[job][0] * v for job, v in share.items()}
+        took = new[new.steps_done > (new.steps_from.fillna(0) if "steps_from" in new else 0)]  # not carried
+        row["step_utilisation"] = _step_utilisation(took, step_flop, peak / threads)
     return counts, pd.DataFrame([row])
 
 
-def _ensemble(runs: pd.DataFrame, job):
-    """The newest ensemble that trained this job's members (they share its timings)."""
-    by_id = runs.set_index("run_id")
-    ids = [rid for rid in job.run_ids().values() if rid in by_id.index]
-    return by_id.loc[ids].sort_values("date").iloc[-1]
-
-
-def _steps_done(runs: pd.DataFrame, trained: dict) -> dict:
-    """Per job, the share of its member-steps really taken: a member stops early when it diverges, solves its
-    task or trains at an lr that can no longer be chosen (core.training.criterion)."""
-    by_id = runs.set_index("run_id")
-    out = {}
-    for job in trained:
-        ids = [rid for rid in job.run_ids().values() if rid in by_id.index]
-        out[job] = min(1.0, by_id.loc[ids].steps_done.mean() / job.train.steps)
-    return out
+def _new_steps(new: pd.DataFrame, trained: dict) -> dict:
+    """Per job, the steps this sweep took of the runs it stored, in runs of the job's whole cap: a member
+    stops early when it diverges, solves its task or trains at an lr that can no longer be chosen
+    (core.training.criterion), and one taken up at a later step took the steps before it elsewhere."""
+    steps_from = new.steps_from.fillna(0) if "steps_from" in new else 0
+    taken = dict(zip(new.run_id, (new.steps_done - steps_from).clip(lower=0)))
+    return {job: sum(taken.get(rid, 0) for rid in job.run_ids().values()) / job.train.steps for job in trained}
 
 
 def _step_utilisation(runs: pd.DataFrame, step_flop: dict, peak_per_thread: float) -> float:
-    """Training steps' FLOPs ({job: FLOPs of its trained runs' steps}) over the thread-seconds they took,
-    as a fraction of one thread's share of the peak."""
+    """Training steps' FLOPs ({job: FLOPs of the steps it took}) over the thread-seconds its ensembles took
+    (the runs one ensemble trained share its timings), as a fraction of one thread's share of the peak."""
     thread_seconds = 0.0
     for job in step_flop:
-        ensemble = _ensemble(runs, job)
-        thread_seconds += ensemble.step_seconds * ensemble.threads
+        mine = runs[runs.run_id.isin(set(job.run_ids().values()))]
+        ensembles = mine.drop_duplicates(["step_seconds", "threads", "train_seconds"])
+        thread_seconds += (ensembles.step_seconds * ensembles.threads).sum()
     return sum(step_flop.values()) / thread_seconds / peak_per_thread

@@ -58,6 +58,7 @@ def record(job: Job, result, rid: str, command: str | None) -> dict:
         "train_seconds": result.train_seconds,
         "step_seconds": result.step_seconds,
         "steps_done": result.steps_done,
+        "steps_from": result.steps_from,  # the steps before it were taken by an earlier process or a shorter cap
         "tokens_per_s": result.tokens_per_s,
         "n_ensemble": result.n_ensemble,  # members that really trained together (a resumed one may train alone)
         "threads": result.threads,
@@ -162,8 +163,11 @@ def train_job(
     towards the rule that stops an lr which can no longer be chosen."""
     criterion = job.train.until == "solved"
     prior = {m: scratch.read_lineage(store, job.lineage(m), job.train.steps) for m in missing} if criterion else {}
-    copied = [p["result"] for p in prior.values() if p and p["result"].stop != "cap"]
-    counts = store_results(store, job, copied, command) if copied else {"trained": 0, "diverged": 0}
+    copied = [replace(p["result"], steps_from=p["result"].steps_done) for p in prior.values() if p]
+    copied = [r for r in copied if r.stop != "cap"]
+    if copied:
+        store_results(store, job, copied, command)
+    counts = {"trained": 0, "diverged": 0, "carried": len(copied)}  # carried: stored again, not trained
     by_start: dict[int, list[Member]] = {}
     for m in missing:
         p = prior.get(m)
@@ -179,7 +183,7 @@ def train_job(
             return None
         done = store_results(store, job, results, command)
         _checkpointer(store, job, start).clear()  # every run it held is stored
-        counts = {k: counts.get(k, 0) + v for k, v in done.items()}
+        counts |= {k: counts.get(k, 0) + v for k, v in done.items()}
     return counts
 
 

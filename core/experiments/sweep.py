@@ -90,7 +90,8 @@ def run(
     on_stop: Callable[[str, int], None] | None = None,
 ) -> dict:
     """Train what is missing. Returns counts: trained, skipped (already stored), claimed (being trained
-    by another sweep right now), diverged, failed (jobs given up on), cancelled.
+    by another sweep right now), diverged, failed (jobs given up on), cancelled, and under until="solved"
+    carried (stopped before a shorter cap: stored again under this one, not trained).
 
     on_step(n) is called as training advances n member-steps; on_stop(why, steps_left) as a member stops
     (core.training.criterion.STOPS), steps_left before its cap (not from Ray). workers > 1 trains that many jobs at
@@ -136,7 +137,7 @@ def run(
     finally:
         for rid in held:
             claims.release(store, rid)
-        if counts["trained"]:
+        if counts["trained"] or counts.get("carried"):
             _compact_index(store)
         _quietly(st.remove_stale_tmp, store)  # a worker killed mid-write and retried left its temp file
     return counts

@@ -58,6 +58,7 @@ RUN_COLUMNS = [
     "n_ensemble",
     "threads",
     "steps_done",
+    "steps_from",
     "seconds_per_step",
     "tokens_per_s",
 ]
@@ -232,6 +233,7 @@ def run_row(meta: dict) -> dict:
         "n_ensemble": meta["n_ensemble"],
         "threads": meta.get("threads"),  # absent from stores written before workers existed
         "steps_done": meta["steps_done"],
+        "steps_from": meta.get("steps_from", 0),  # absent: stored before it was recorded (read as from step 0)
         "seconds_per_step": meta["train_seconds"] / max(1, meta["steps_done"]),
         "tokens_per_s": meta["tokens_per_s"],
         **{f"params_{k}": v for k, v in params.items()},

@@ -59,6 +59,7 @@ _INTEGER = (
     "batch_size",
     "n_ensemble",
     "steps_done",
+    "steps_from",
     "file_size",
     "file_mtime_ns",
 )

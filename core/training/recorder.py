@@ -24,6 +24,8 @@ class RunResult:
     train_seconds: float = 0.0  # wall time of the whole ensemble (all members train together)
     step_seconds: float = 0.0  # the part of it spent in training steps (evaluations and set-up excluded)
     steps_done: int = 0  # optimizer steps this member ran
+    # the step this process took it up at (a checkpoint, a shorter cap's end state): a sweep counts the steps after
+    steps_from: int = 0
     tokens_per_s: float = 0.0  # training tokens per second of the whole ensemble
     threads: int = 1  # intra-op threads it trained with (a sweep with workers gives each one core)
     n_ensemble: int = 1  # members that really trained together in this ensemble (at its start)

@@ -98,8 +98,8 @@ def train_ensemble(
     saved = checkpoint.load() if checkpoint else None
     if saved and saved.get("members") != [(lr, s) for lr, s in zip(lrs, seeds)]:
         saved = None  # another set of members: not this training's
-    if saved and saved.get("done"):  # finished, not yet stored when it was stopped
-        return [RunResult(**r) for r in saved["results"]]
+    if saved and saved.get("done"):  # finished, not yet stored when it was stopped: no steps taken here
+        return [RunResult(**{**r, "steps_from": r["steps_done"]}) for r in saved["results"]]
     if saved:
         start, states, alive = saved["step"], saved["states"], saved["alive"]
         rec.load(saved["recorder"])
@@ -107,6 +107,8 @@ def train_ensemble(
         for s, g in gens.items():
             g.set_state(saved["generators"][s])
         _restore_stopped(results, saved["stopped"])
+    for i, r in enumerate(results):  # a member stopped before the checkpoint took no step in this process
+        r.steps_from = start if i in alive else r.steps_done
     ens = Ensemble(
         model_cfg, train_cfg, [seeds[i] for i in alive], [lrs[i] for i in alive], device, [states[i] for i in alive]
     )
