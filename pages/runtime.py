@@ -49,6 +49,7 @@ if not sw.empty:
     cols = [
         "jobs",
         "runs",
+        "carried",
         "steps",
         "threads",
         "seconds",
@@ -83,14 +84,17 @@ if not sw.empty:
         "before and after it at all the threads it used. `seconds_at_peak`: the sweep's FLOPs at that peak, the "
         f"least time this machine could take for them ({sw.seconds_at_peak.sum() / 60:.0f} min in all). "
         "`step_utilisation`: the training steps alone, their FLOPs over the thread-seconds spent in them, against "
-        "one thread's share of that peak."
+        "one thread's share of that peak. Only the steps a sweep took count: a run taken up from a checkpoint or a "
+        "shorter cap's end state counts its new steps, and `carried` runs (stopped before a shorter cap, stored "
+        "again under the new one) none."
     )
     above = int((sw.utilisation >= 1).sum())
     if above:
         st.caption(
-            f"{above} sweep(s) ran above the peak measured beside them (utilisation ≥ 1): that peak was measured "
-            "while other work shared the machine and came out low, so their utilisation and `seconds_at_peak` "
-            "measure the peak, not the sweep. Their wall time and FLOPs stand."
+            f"{above} sweep(s) ran above the peak measured beside them (utilisation ≥ 1). Either that peak was "
+            "measured while other work shared the machine and came out low, or (a record without `carried`, "
+            "written before runs recorded where a sweep took them up) the sweep extended or resumed runs and "
+            "counted their earlier steps too. Their wall time stands."
         )
 
 st.subheader("One attention layer, forward + backward")
@@ -141,35 +145,65 @@ st.caption(
     "Not results about attention: the store, the app and the training engine, measured by `python -m core "
     "bench` (docs/benchmarks.md)."
 )
-st.subheader("The store at scale")
-sb = of_kind("store")
-if sb.empty:
-    st.info("No store figures here (`python -m core bench` without `--skip-store` makes them).")
-else:
-    sb = sb[["what", "runs", "seconds", "target_seconds", "met"]]
-    st.dataframe(sb, hide_index=True, width="stretch")
-    ui.download(sb, "bench-store")
-    st.caption(
-        "Reading a synthetic store of real-format runs (built in a temp directory by `python -m core bench`): "
-        "the runs table through the runs index (core/results/index.py) and without it, the metrics of a 100-run "
-        "selection, and app.py's first page in a warm process with empty caches. Medians of the rounds."
-    )
 
-st.subheader("numpy's BLAS threads on a busy machine")
-bb = of_kind("blas")
-if bb.empty:
-    st.info("No BLAS figures here (`python -m core bench` without `--skip-blas` makes them).")
-else:
-    bb = bb[["shape", "processes", "blas_threads", "ms_per_svd", "vs_one_thread"]]
-    bb = bb.astype({"processes": int, "blas_threads": int})
-    st.dataframe(bb, hide_index=True, width="stretch")
-    ui.download(bb, "bench-blas")
-    st.caption(
-        "One SVD of a batch of (H, D, D) matrices, as the similarity analyses take them, with numpy's BLAS at its "
-        "default threads and at one: in one process, then in one process per core at once (every core busy, as "
-        "`baselines` beside a sweep, or two visitors' analyses beside a Train child). Medians. The CLI and this "
-        "server run numpy's BLAS on one thread (core/analysis/blas.py)."
-    )
+
+def bench_table(kind: str, title: str, cols: list[str], made_by: str, caption: str, ints=()) -> None:
+    """One kind of bench table in this store, with its download and caption; `made_by`: the command that makes it."""
+    st.subheader(title)
+    table = of_kind(kind)
+    if table.empty:
+        st.info(f"No such figures in this store ({made_by} makes them).")
+        return
+    table = table[[c for c in cols if c in table]].astype(dict.fromkeys([c for c in ints if c in table], int))
+    st.dataframe(table, hide_index=True, width="stretch")
+    ui.download(table, f"bench-{kind}")
+    st.caption(caption)
+
+
+bench_table(
+    "store",
+    "The store at scale",
+    ["what", "runs", "seconds", "target_seconds", "met"],
+    "`python -m core bench` without `--skip-store`",
+    "Reading a synthetic store of real-format runs (built in a temp directory by `python -m core bench`): "
+    "the runs table through the runs index (core/results/index.py) and without it, the metrics of a 100-run "
+    "selection, and app.py's first page in a warm process with empty caches. Medians of the rounds.",
+)
+bench_table(
+    "blas",
+    "numpy's BLAS threads on a busy machine",
+    ["shape", "processes", "blas_threads", "ms_per_svd", "vs_one_thread"],
+    "`python -m core bench` without `--skip-blas`",
+    "One SVD of a batch of (H, D, D) matrices, as the similarity analyses take them, with numpy's BLAS at its "
+    "default threads and at one: in one process, then in one process per core at once (every core busy, as "
+    "`baselines` beside a sweep, or two visitors' analyses beside a Train child). Medians. The CLI and this "
+    "server run numpy's BLAS on one thread (core/analysis/blas.py).",
+    ints=("processes", "blas_threads"),
+)
+bench_table(
+    "criterion",
+    "Training to the criterion against a fixed budget",
+    [
+        "protocol",
+        "runs",
+        "steps",
+        "member_steps",
+        "member_steps_ratio",
+        "seconds",
+        "seconds_ratio",
+        "stopped_early",
+        "solved",
+        "pruned",
+        "step_utilisation",
+    ],
+    "`python -m core bench --criterion`",
+    "One grid (every parameterization × the lr grid × 5 seeds on the bundled associative-recall point) swept "
+    "twice in one run on the same workers: `fixed`, the old protocol (a cosine decay to 1,600 steps, every member "
+    "to the end), and `criterion`, a constant lr after warmup to a cap of 6,400 where members stop when solved and "
+    "an lr that can no longer be chosen stops (core/training/criterion.py). Ratios are to `fixed`; "
+    "`member_steps` count each run's own steps; `stopped_early`: the share of runs that stopped before their cap.",
+    ints=("runs", "steps", "member_steps", "solved", "pruned"),
+)
 
 st.subheader("The training engine against a plain loop")
 tr = of_kind("training")

@@ -121,6 +121,35 @@ def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_roo
     assert "rounds" not in tr and len(tr) == len(old)
 
 
+def test_runtime_page_shows_the_criterion_bench_and_says_which_command_makes_it_when_absent(stores_root):
+    from core.results import store as st
+
+    shutil.copytree(ROOT / "data" / "runs", stores_root / "crit" / "runs")
+    shutil.copytree(ROOT / "data" / "bench", stores_root / "crit" / "bench")
+    (stores_root / "crit" / "bench" / "criterion.parquet").unlink(missing_ok=True)
+    at = open_page("runtime", store="crit")
+    assert any("`python -m core bench --criterion` makes them" in i.value for i in at.info)
+    table = pd.DataFrame(
+        {
+            "kind": "criterion",
+            "protocol": ["fixed", "criterion"],
+            "runs": [160, 160],
+            "steps": [1600, 6400],
+            "member_steps": [256_000, 384_000],
+            "seconds": [900.0, 1800.0],
+            "stopped_early": [0.0, 0.7],
+            "solved": [0, 90],
+            "pruned": [0, 40],
+            "step_utilisation": [0.5, 0.45],
+        }
+    ).assign(member_steps_ratio=lambda t: t.member_steps / 256_000, seconds_ratio=lambda t: t.seconds / 900)
+    st.write_named(stores_root / "crit", "bench", "criterion", table, {"device": "cpu"})
+    at = open_page("runtime", store="crit")
+    shown = next(df.value for df in at.dataframe if "member_steps_ratio" in df.value)
+    assert list(shown.protocol) == ["fixed", "criterion"] and list(shown.seconds_ratio) == [1.0, 2.0]
+    assert not any("--criterion` makes them" in i.value for i in at.info)
+
+
 def test_runs_page_sorts_and_filters_from_the_url():
     at = open_page("runs", rsort="test_acc", rdesc="1", rstatus="ok", attn="standard,identity", tasks="sort")
     table = next(df.value for df in at.dataframe if "run_id" in df.value)
