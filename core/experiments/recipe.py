@@ -46,6 +46,7 @@ CRITERION_SWEEPS = (
     *(f"{_CRITERION_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head {d}" for d in (8, 4)),
     f"{_CRITERION_SCAN} --attention all --d-model 32",
     f"{_CRITERION_SCAN} --attention all --n-heads 1",
+    f"{_CRITERION_SCAN} --attention all --n-heads 2",
     f"{_EXTENDED_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 4",
     f"{_EXTENDED_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 8",
     *(f"python -m core sweep --attention all --task {t} --seeds 5 --lr grid {_CRITERION}" for t in _EASY),
@@ -71,7 +72,6 @@ SCAN_SWEEPS = tuple(
     for args in (
         f"{_NO_IDENTITY} --d-head 2",
         "--attention all --d-model 16",
-        "--attention all --n-heads 2",
         "--attention all --n-heads 8",
         "--attention all --length 4",
         "--attention all --d-model 128",
