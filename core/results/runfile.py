@@ -17,51 +17,7 @@ from . import schema
 
 META_KEY = b"attention_lab"
 FORMAT = 1
-RUN_COLUMNS = [
-    "run_id",
-    "attention",
-    "task",
-    "n_symbols",
-    "length",
-    "seed",
-    "n_layers",
-    "d_model",
-    "n_heads",
-    "d_head",
-    "n_kv_heads",
-    "mlp",
-    "vocab_size",
-    "max_len",
-    "steps",
-    "batch_size",
-    "lr",
-    "precision",
-    "schedule",
-    "until",
-    "status",
-    "stop",
-    "solve_step",
-    "stop_step",
-    "val_loss",
-    "val_acc",
-    "test_loss",
-    "test_acc",
-    "eval_loss",
-    "eval_acc",
-    "train_loss",
-    "val_loss_drop",
-    "val_acc_gain",
-    "params_attention",
-    "params_total",
-    "train_seconds",
-    "step_seconds",
-    "n_ensemble",
-    "threads",
-    "steps_done",
-    "steps_from",
-    "seconds_per_step",
-    "tokens_per_s",
-]
+RUN_COLUMNS = list(schema.RUN_ROW)
 
 
 def reason(err: BaseException) -> str:

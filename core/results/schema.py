@@ -42,54 +42,57 @@ _RUN_META = {
 
 METRICS = {"run_id": TEXT, "step": INTEGER, "metric": TEXT, "value": NUMBER}
 
-# one row of load_runs (core.results.runfile.run_row) as the index caches it, with the stat of the file it came from
-_TEXT = ("run_id", "attention", "task", "precision", "schedule", "until", "status", "stop", "date", "command")
-_INTEGER = (
-    "n_symbols",
-    "length",
-    "seed",
-    "n_layers",
-    "d_model",
-    "n_heads",
-    "d_head",
-    "n_kv_heads",
-    "vocab_size",
-    "max_len",
-    "steps",
-    "batch_size",
-    "n_ensemble",
-    "steps_done",
-    "steps_from",
-    "file_size",
-    "file_mtime_ns",
-)
-_NUMBER = (
-    "lr",
-    "solve_step",
-    "stop_step",
-    "val_loss",
-    "val_acc",
-    "test_loss",
-    "test_acc",
-    "eval_loss",
-    "eval_acc",
-    "train_loss",
-    "val_loss_drop",
-    "val_acc_gain",
-    "params_attention",
-    "params_total",
-    "train_seconds",
-    "step_seconds",
-    "threads",
-    "seconds_per_step",
-    "tokens_per_s",
-)
-INDEX = {
-    **dict.fromkeys(_TEXT, TEXT),
-    **dict.fromkeys(_INTEGER, INTEGER),
-    **dict.fromkeys(_NUMBER, NUMBER),
+# one row of load_runs (core.results.runfile.run_row), its columns in order, and their kinds (besides these:
+# params_<part>, one per part of the model)
+RUN_ROW = {
+    "run_id": TEXT,
+    "attention": TEXT,
+    "task": TEXT,
+    "n_symbols": INTEGER,
+    "length": INTEGER,
+    "seed": INTEGER,
+    "n_layers": INTEGER,
+    "d_model": INTEGER,
+    "n_heads": INTEGER,
+    "d_head": INTEGER,
+    "n_kv_heads": INTEGER,
     "mlp": FLAG,
+    "vocab_size": INTEGER,
+    "max_len": INTEGER,
+    "steps": INTEGER,
+    "batch_size": INTEGER,
+    "lr": NUMBER,
+    "precision": TEXT,
+    "schedule": TEXT,
+    "until": TEXT,
+    "status": TEXT,
+    "stop": TEXT,
+    "solve_step": NUMBER,
+    "stop_step": NUMBER,
+    "val_loss": NUMBER,
+    "val_acc": NUMBER,
+    "test_loss": NUMBER,
+    "test_acc": NUMBER,
+    "eval_loss": NUMBER,
+    "eval_acc": NUMBER,
+    "train_loss": NUMBER,
+    "val_loss_drop": NUMBER,
+    "val_acc_gain": NUMBER,
+    "params_attention": NUMBER,
+    "params_total": NUMBER,
+    "train_seconds": NUMBER,
+    "step_seconds": NUMBER,
+    "n_ensemble": INTEGER,
+    "threads": NUMBER,
+    "steps_done": INTEGER,
+    "steps_from": INTEGER,
+    "seconds_per_step": NUMBER,
+    "tokens_per_s": NUMBER,
+    "date": TEXT,
+    "command": TEXT,
 }
+# the runs index caches those rows, with the stat of the file each came from
+INDEX = {**RUN_ROW, "file_size": INTEGER, "file_mtime_ns": INTEGER}
 
 # (kind, name) of a table under STORE/<kind>/; name None: every table there. bench tables: per their `kind` column.
 TABLES = {
