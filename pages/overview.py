@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.analysis import endpoints, findings, scaling, similarity, stats, words
+from core.analysis import endpoints, findings, scaling, similarity, verdicts, words
 from core.dashboard import catalog, charts, plots, ui, urls
 from core.dashboard.plots import ORDER, matrix
 
@@ -32,7 +32,7 @@ def no_answer(names: list[str]) -> str:
     return "no runs to answer it: select " + " and ".join(f"`{n}`" for n in ["standard", *names]) + " in the sidebar"
 
 
-def verdicts(names: list[str], short: bool = False) -> str:
+def task_verdicts(names: list[str], short: bool = False) -> str:
     """The comparisons against standard on every task, in words (words.verdict_line)."""
     return words.verdict_line(endpoints.task_verdicts(cmp, ends), names, short)
 
@@ -55,7 +55,7 @@ def glance(names: list[str], on: tuple[str, ...]) -> str:
     said = store.scan_words(names)
     lines = [said[axis][1] for axis in on if axis in said and said[axis][1] and criterion_axis(axis)]
     lines = lines or [x for n in names if (x := words.endpoint_glance(ends, n))]
-    return "; ".join(lines) or verdicts(names, short=True) or no_answer(names)
+    return "; ".join(lines) or task_verdicts(names, short=True) or no_answer(names)
 
 
 BEST = {"lr": ui.BEST}  # every answer at each parameterization's own best learning rate
@@ -125,7 +125,7 @@ def induction_line(names: list[str]) -> str:
 
 for question, names, lead, page, what, params, on, also in QUESTIONS:
     cols = st.columns([7, 2], vertical_alignment="center")
-    answer = (lead + ". " if lead else "") + (verdicts(names) or no_answer(names))
+    answer = (lead + ". " if lead else "") + (task_verdicts(names) or no_answer(names))
     answer += scan_line(names)  # the full answer: every axis scanned
     answer += induction_line(names) + budget_line(names) + practice_line(names)
     cols[0].markdown(f"**{question}** " + (lead + "; " if lead else "") + glance(names, on), help=answer)
@@ -135,62 +135,9 @@ for question, names, lead, page, what, params, on, also in QUESTIONS:
 if not cmp.empty or not ends.empty:
     compared = set(cmp.task if not cmp.empty else []) | set(ends.task if not ends.empty else [])
     tasks_shown = [t for t in ui.selection()["tasks"] if t in compared]
-    cells = [
-        {
-            "attention": r.attention,
-            "column": r.task,
-            "verdict": r.verdict,
-            "text": f"{r.solved}/{r.n}"
-            if r.solved < r.n or r.ref_solved < r.ref_n or not np.isfinite(r.ratio)  # one seed: no ratio to show
-            else f"×{r.ratio:.2g}",
-            "hover": (
-                f"{r.attention} vs standard on {r.task}: {r.verdict}<br>solved {r.solved}/{r.n} vs "
-                f"{r.ref_solved}/{r.ref_n} (Fisher p {stats.p_text(r.fisher_p)})<br>"
-                + (
-                    f"test loss ×{r.ratio:.3g} [{r.ratio_lo:.3g}, {r.ratio_hi:.3g}], Holm p {stats.p_text(r.p_holm)}"
-                    if np.isfinite([r.ratio, r.ratio_lo, r.ratio_hi]).all()
-                    else "test loss: too few seeds for a ratio with an interval"
-                )
-                + f"<br>lr {r.lr:g} vs {r.ref_lr:g}"
-            ),
-        }
-        for r in cmp.itertuples()
-    ]
-    cells += [
-        {
-            "attention": r.attention,
-            "column": r.task,
-            "verdict": endpoints.matrix_verdict(r),
-            "text": words.endpoint_cell(r),
-            "hover": words.endpoint_hover(r),
-        }
-        for r in ends.itertuples()
-    ]
-    for a, th in thresholds.items():
-        spec = scaling.AXES[a]
-        for r in th.iloc[1:].itertuples():
-            text = words.threshold_text(a, r.threshold)
-            cells.append(
-                {
-                    "attention": r.attention,
-                    "column": f"scan: {spec.title}",
-                    "verdict": r.verdict,
-                    "text": words.threshold_cell(a, r),
-                    "hover": f"{r.attention}: solves ≥ {findings.ROBUST:.0%} of seeds at "
-                    f"{words.threshold_text(a, r.threshold, r.open)} "
-                    f"(standard: {words.threshold_text(a, th.threshold.iloc[0])}); "
-                    f"{r.vs_reference}; "
-                    + (
-                        f"Fisher at the parting setting, Holm p {stats.p_text(r.p_holm)}"
-                        if r.p_holm == r.p_holm
-                        else "no test: the same threshold"
-                    )
-                    + (f"<br>* not at the easier {spec.var} {r.lapses}" * bool(r.lapses)),
-                }
-            )
-    cells = pd.DataFrame(cells)
+    cells = verdicts.matrix_cells(cmp, ends, thresholds)
     rows = [n for n in ORDER if n in set(cells.attention)]
-    columns = tasks_shown + [f"scan: {scaling.AXES[a].title}" for a in axes]
+    columns = tasks_shown + [verdicts.scan_column(a) for a in axes]
     titles = {scaling.AXES[a].title: a for a in axes}
     keep = urls.sidebar_state()
     links = {(r, c): urls.href(*urls.evidence(r, c, titles, ui.BEST), keep) for r in rows for c in columns}

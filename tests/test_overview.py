@@ -185,3 +185,27 @@ def test_overview_draws_its_seeds_strip_only_when_opened_and_a_link_can_open_it(
     assert set(named) == set(COLORS)  # every parameterization's dots ...
     shown = [t["name"] for t in fig["data"] if t.get("name") in COLORS and t.get("showlegend", True)]
     assert sorted(shown) == sorted(COLORS)  # ... named once in the legend
+
+
+def test_the_verdict_matrix_has_one_cell_per_parameterization_and_column_each_from_its_statistic():
+    import pandas as pd
+
+    from core.analysis import endpoints, scaling, verdicts
+    from core.results import store as st
+
+    runs = st.load_runs(ROOT / "data")
+    view = findings_view(runs)
+    ends = endpoints.endpoints(view, sorted(set(view.attention)), sorted(set(view.task)))
+    ends = ends[ends.ref_seeds.notna()]
+    order = ["standard", "tied_qk", "tied_qkv", "identity"]
+    thresholds = {a: scaling.thresholds(scaling.outcomes(runs, a), order) for a in scaling.axes_present(runs)}
+    cells = verdicts.matrix_cells(pd.DataFrame(), ends, thresholds)
+    assert not cells.duplicated(["attention", "column"]).any() and "standard" not in set(cells.attention)
+    by_cell = cells.set_index(["attention", "column"])
+    for r in ends.itertuples():
+        assert by_cell.loc[(r.attention, r.task)].verdict == endpoints.matrix_verdict(r)
+    for axis, th in thresholds.items():
+        for r in th.iloc[1:].itertuples():
+            cell = by_cell.loc[(r.attention, verdicts.scan_column(axis))]
+            assert cell.verdict == r.verdict and "(standard: " in cell.hover
+    assert verdicts.matrix_cells(pd.DataFrame(), ends.iloc[0:0], {}).empty
