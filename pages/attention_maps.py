@@ -16,13 +16,7 @@ st.markdown(
     "`identity`'s scores are a Gram kernel of its LayerNorm-ed residual stream: learned through the embeddings "
     "and earlier layers, not fixed, but symmetric, and with no W_V or W_O (0 attention parameters)."
 )
-runs = store.selected_runs(finished=True)
-if not ui.require_runs(runs):
-    st.stop()
-runs = ui.with_weights(ui.one_lr(runs))
-if runs.empty:
-    st.info("None of the selected runs has its weights in this store.")
-    st.stop()
+runs = ui.runs_with_weights(store)
 
 c = st.columns(4)
 task = urls.url_widget(c[0].selectbox, "Task", "am_task", runs.task.iloc[0], options=list(dict.fromkeys(runs.task)))

@@ -14,13 +14,7 @@ st.markdown(
     "weights of every selected run, per layer and head, against what the same run looked like at step 0 and "
     "against fresh initialisations of the same parameterization (both computed by `python -m core baselines`)."
 )
-runs = store.selected_runs(finished=True)
-if not ui.require_runs(runs):
-    st.stop()
-runs = ui.with_weights(ui.one_lr(runs))
-if runs.empty:
-    st.info("None of the selected runs has its weights in this store.")
-    st.stop()
+runs = ui.runs_with_weights(store)
 
 hm = store.head_metrics(runs.run_id).merge(runs[["run_id", "attention", "task", "seed"]], on="run_id")
 c = st.columns([3, 2])

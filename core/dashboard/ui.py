@@ -164,6 +164,18 @@ def require_runs(df: pd.DataFrame) -> bool:
     return False
 
 
+def runs_with_weights(store) -> pd.DataFrame:
+    """The selected finished runs, one lr per cell, whose weights load; stops the page, saying why, if none."""
+    runs = store.selected_runs(finished=True)
+    if not require_runs(runs):
+        st.stop()
+    runs = with_weights(one_lr(runs))
+    if runs.empty:
+        st.info("None of the selected runs has its weights in this store.")
+        st.stop()
+    return runs
+
+
 def fmt_mean_std(mean: pd.Series, std: pd.Series, digits: int = 3, spec: str = "f") -> pd.Series:
     """'0.998 ± 0.001'; spec "g" keeps small numbers visible ('1.5e-05 ± 3e-06', never '0.0000 ± 0.0000');
     '–' where the mean is missing (no finished seed)."""
