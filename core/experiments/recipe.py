@@ -96,6 +96,8 @@ AFTER_SWEEPS = (
     "python -m core index --store data --slim   # one 4 KiB block per run file",
     "python -m core pretrained --store data",
     "python -m core bench --store data --skip-attention --training-rounds 3",
+    "python -m core bench --store data --criterion --skip-attention --skip-training --skip-precision --skip-store "
+    "--skip-blas   # about an hour: the criterion protocol against the fixed budget",
     "python -m core report --store data   # docs/results.md and docs/reproduce.md",
 )
 
