@@ -219,32 +219,32 @@ def results(store: Path, command: str) -> str:
     return "\n".join(lines)
 
 
-def _compute(store: Path) -> pd.DataFrame:
-    """Per documented command, what its sweep records measured (summed over resumed parts)."""
+def _records(store: Path) -> pd.DataFrame:
+    """Every sweep record of the store, one row each, with the documented command it ran."""
     rows = []
     for path in sorted((store / "bench").glob("sweep-*.parquet")):
         record = st.read_meta(path)["provenance"]
         rows.append(pd.read_parquet(path).iloc[0].to_dict() | {"command": recipe.scan_command(record["command"])})
-    frame = pd.DataFrame(rows)
-    if frame.empty:
-        return frame
-    return frame.groupby("command", sort=False).agg(
+    return pd.DataFrame(rows)
+
+
+def _compute(records: pd.DataFrame) -> pd.DataFrame:
+    """Per documented command, what its sweep records measured (summed over resumed parts)."""
+    if records.empty:
+        return records
+    return records.groupby("command", sort=False).agg(
         runs=("runs", "sum"), gflop=("gflop", "sum"), seconds=("seconds", "sum"), parts=("runs", "size")
     )
-
-
-def _old_records(store: Path) -> tuple[int, int]:
-    """(older, all) sweep records; older: written before runs recorded where a sweep took them up (no `carried`)."""
-    records = [pd.read_parquet(p) for p in (store / "bench").glob("sweep-*.parquet")]
-    return sum("carried" not in r.columns for r in records), len(records)
 
 
 def reproduce(store: Path, command: str) -> str:
     """docs/reproduce.md: the commands behind the store, in order, each with the runs it stored and its compute."""
     runs = st.load_runs(store)
     made = runs.command.map(recipe.scan_command).value_counts()
-    compute = _compute(store)
-    old, n_records = _old_records(store)
+    records = _records(store)
+    compute = _compute(records)
+    # older records: written before runs recorded where a sweep took them up (no `carried`)
+    old = int(records.carried.isna().sum()) if "carried" in records else len(records)
     rows = []
     for c in (*recipe.BUNDLED_SWEEPS, *recipe.CRITERION_SWEEPS, *recipe.SCAN_SWEEPS):
         m = compute.loc[c] if c in compute.index else None
@@ -282,7 +282,7 @@ def reproduce(store: Path, command: str) -> str:
         f"In all {total:,.0f} GFLOP over {hours:,.1f} hours of sweeps. A record with a `carried` column counts "
         "the steps its sweep took: from where it took a run up (a checkpoint, a shorter cap's end state) to where "
         "the run stopped; runs carried over from a shorter cap count none. "
-        f"{old} of the {n_records} records are older: they counted every step of the runs they stored, so an "
+        f"{old} of the {len(records)} records are older: they counted every step of the runs they stored, so an "
         "extension to a higher cap (the `--steps 12800` sweeps beside a 6,400 one) or a resumed part overcounts "
         "what it trained (a utilisation above the matmul peak in its record shows it); wall time is what each took.",
         "",

@@ -89,8 +89,10 @@ def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple
         return counts, None
     peak = (before + matmul_peak(device=device, threads=threads, precision=precision)) / 2
     trained = {job: n for job, n in missing.items() if n}
-    new = runs() if runs is not None else None
-    new = new[~new.run_id.isin(before_ids)] if new is not None else None
+    new = None
+    if runs is not None:  # the runs this sweep stored, each with the steps it took of them
+        new = runs()[lambda t: ~t.run_id.isin(before_ids)]
+        new = new.assign(taken=(new.steps_done - new.steps_from).clip(lower=0))
     share = _new_steps(new, trained) if new is not None else trained  # {job: runs' worth of new steps}
     share = {job: v for job, v in share.items() if v > 0}  # a job whose worker died twice stored nothing
     if not share:
@@ -114,17 +116,15 @@ def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple
     }
     if new is not None:
         step_flop = {job: parts[job][0] * v for job, v in share.items()}
-        took = new[new.steps_done > (new.steps_from.fillna(0) if "steps_from" in new else 0)]  # not carried
-        row["step_utilisation"] = _step_utilisation(took, step_flop, peak / threads)
+        row["step_utilisation"] = _step_utilisation(new[new.taken > 0], step_flop, peak / threads)
     return counts, pd.DataFrame([row])
 
 
 def _new_steps(new: pd.DataFrame, trained: dict) -> dict:
-    """Per job, the steps this sweep took of the runs it stored, in runs of the job's whole cap: a member
+    """Per job, the steps this sweep took (`taken`) of the runs it stored, in runs of the job's whole cap: a member
     stops early when it diverges, solves its task or trains at an lr that can no longer be chosen
     (core.training.criterion), and one taken up at a later step took the steps before it elsewhere."""
-    steps_from = new.steps_from.fillna(0) if "steps_from" in new else 0
-    taken = dict(zip(new.run_id, (new.steps_done - steps_from).clip(lower=0)))
+    taken = dict(zip(new.run_id, new.taken))
     return {job: sum(taken.get(rid, 0) for rid in job.run_ids().values()) / job.train.steps for job in trained}
 
 

@@ -163,8 +163,8 @@ def train_job(
     towards the rule that stops an lr which can no longer be chosen."""
     criterion = job.train.until == "solved"
     prior = {m: scratch.read_lineage(store, job.lineage(m), job.train.steps) for m in missing} if criterion else {}
-    copied = [replace(p["result"], steps_from=p["result"].steps_done) for p in prior.values() if p]
-    copied = [r for r in copied if r.stop != "cap"]
+    done_before = [p["result"] for p in prior.values() if p and p["result"].stop != "cap"]
+    copied = [replace(r, steps_from=r.steps_done) for r in done_before]  # no step of theirs is taken here
     if copied:
         store_results(store, job, copied, command)
     counts = {"trained": 0, "diverged": 0, "carried": len(copied)}  # carried: stored again, not trained
