@@ -111,3 +111,33 @@ def test_the_criterion_bench_counts_each_runs_own_steps_side_by_side():
     assert fixed.member_steps == 2 * 30 and fixed.stopped_early == 0 and fixed.member_steps_ratio == 1
     assert crit.member_steps <= 2 * 200 and crit.member_steps_ratio == crit.member_steps / fixed.member_steps
     assert crit.stopped_early == (crit.solved + crit.pruned) / crit.runs
+
+
+def test_the_schedule_replay_puts_the_longest_measured_job_first_and_reads_the_order_from_other_sweeps():
+    import pandas as pd
+
+    from core.benchmarks.schedule import MODEL, makespan, replay
+    from core.experiments import sweep
+    from core.training.config import TrainConfig
+
+    assert makespan([1, 1, 10], 2) == 11 and makespan([10, 1, 1], 2) == 10 and makespan([], 3) == 0
+    crit = TrainConfig(steps=100, until="solved", schedule="constant")
+    jobs = sweep.plan(["identity", "standard", "stacked"], ["associative_recall"], 1, crit)
+    seconds = {"identity": 10.0, "standard": 1.0, "stacked": 1.0}  # identity: least work a step, longest to train
+    cmd = "python -m core sweep --until solved --workers 2"
+
+    def rows(command, steps_from=0, done=None):
+        return [
+            {**{k: j.model.to_dict()[k] for k in MODEL}, "task": "associative_recall", "until": "solved",
+             "steps": 100, "batch_size": crit.batch_size, "train_seconds": seconds[j.model.attention],
+             "steps_done": (done or {}).get(j.model.attention, 100), "steps_from": steps_from, "command": command}
+            for j in jobs
+        ]  # fmt: skip
+
+    other = rows("python -m core sweep --earlier", done={"standard": 10, "stacked": 10})
+    table = replay(pd.DataFrame(rows(cmd) + other + rows(cmd + " --steps 200", steps_from=100)))
+    row = table.set_index("command").loc[cmd]  # the extension (steps_from 100) and the 1-worker sweep are not
+    assert len(table) == 1 and row.jobs == 3 and row.workers == 2
+    assert row.flops == 11 and row.best == row.history == row.bound == 10 and row.flops_vs_best == 1.1
+    alone = replay(pd.DataFrame(rows(cmd))).set_index("command").loc[cmd]
+    assert alone.history == alone.flops == 11  # no other sweep to learn from: the FLOPs order

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from core.experiments import sweep
@@ -145,3 +146,31 @@ def test_workers_take_the_longest_jobs_first():
     ]
     assert order[-1].model.attention == "identity" and order[-1].task.name == "histogram"
     assert sweep.cost(jobs[0], 1) * 3 == sweep.cost(jobs[0], 3)
+
+
+def _history(rows) -> pd.DataFrame:
+    cols = ["task", "attention", "until", "steps", "steps_done"]
+    return pd.DataFrame([dict(zip(cols, r)) for r in rows], columns=cols)
+
+
+def test_criterion_jobs_known_to_train_long_start_first():
+    """Under the criterion a job's length is how long its members train: identity, the least work a step, trained
+    to the cap in the store's criterion runs and goes first; with no history (or to a fixed budget) work decides."""
+    crit = TrainConfig(steps=100, eval_every=10, until="solved", schedule="constant")
+    todo = [(j, j.members) for j in sweep.plan(["identity", "standard", "stacked"], ["associative_recall"], 2, crit)]
+    names = lambda pairs: [j.model.attention for j, _ in pairs]  # noqa: E731
+    by_work = ["stacked", "standard", "identity"]
+    assert names(sweep.longest_first(todo, _history([]))) == by_work
+    history = _history(
+        [
+            ("associative_recall", "identity", "solved", 6400, 6400),
+            ("associative_recall", "identity", "solved", 800, 800),
+        ]
+        + [("associative_recall", a, "solved", 6400, 300) for a in ("standard", "stacked")]
+        + [("reverse", "standard", "solved", 6400, 6400)]  # another task's runs say nothing of this one
+    )
+    assert names(sweep.longest_first(todo, history)) == ["identity", "stacked", "standard"]
+    fixed = [
+        (j, j.members) for j in sweep.plan(["identity", "standard", "stacked"], ["associative_recall"], 2, TINY_TRAIN)
+    ]
+    assert names(sweep.longest_first(fixed, history)) == by_work  # a fixed budget: every member trains to the end

@@ -36,6 +36,12 @@ def add_bench(sub):
         "bundled associative-recall grid (every parameterization x the 4 lrs x 5 seeds; about an hour on "
         "2 cores; --quick: a tiny grid)",
     )
+    p.add_argument(
+        "--schedule",
+        action="store_true",
+        help="also replay the store's criterion sweeps: their jobs' measured seconds in the FLOPs order, in the "
+        "sweep's order and in the best one (seconds; reads the store, trains nothing)",
+    )
     add_device(p)
     add_workers(p, "the sweep's worker processes (default: as sweep)")
     p.add_argument(
@@ -139,6 +145,12 @@ def cmd_bench(args, parser):
         st.write_named(args.store, "bench", "criterion", cb, meta)
         print("the criterion protocol against the fixed budget on one grid (member-steps from each run's own steps):")
         print(cb.drop(columns="kind").to_string(index=False, float_format="{:.3f}".format))
+    if args.schedule:
+        from ..benchmarks.schedule import replay
+
+        table = replay(st.load_runs(args.store))
+        print("criterion sweeps replayed: each job's measured seconds on the sweep's workers, in three orders:")
+        print(table.to_string(index=False, float_format="{:.2f}".format) if len(table) else "(none replayable)")
     if args.profile:
         with num_threads(threads_per_worker(workers)):  # the bundled jobs' two sizes, as the sweep's workers run them
             for n_seeds in (5, 10):

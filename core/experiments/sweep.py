@@ -56,12 +56,41 @@ def plan(
 
 
 def cost(job: Job, n_members: int) -> int:
-    """A job's training work in multiply-adds, roughly: tokens x (weights each token meets + attention
-    scores). Only its order matters: workers take the longest jobs first, so no core is left alone
-    with one long job at the end of a sweep."""
-    p, T = count_model_params(job.model), job.model.max_len
-    per_token = p["attention"] + p["mlp"] + p["unembedding"] + job.model.n_layers * T * job.model.d_model
-    return n_members * job.train.steps * job.train.batch_size * T * per_token
+    """A job's training work in multiply-adds, roughly, if every member trains to the cap: tokens x (weights each
+    token meets + attention scores). Only its order matters (longest_first)."""
+    return work(job.model, job.train.steps, job.train.batch_size, n_members)
+
+
+def work(model: ModelConfig, steps: int, batch_size: int, n_members: int) -> int:
+    p, T = count_model_params(model), model.max_len
+    per_token = p["attention"] + p["mlp"] + p["unembedding"] + model.n_layers * T * model.d_model
+    return n_members * steps * batch_size * T * per_token
+
+
+def criterion_shares(runs: pd.DataFrame) -> pd.Series:
+    """Per (task, attention): the mean share of its cap a criterion run trained, over the given runs (any size, any
+    cap): how long a job of that pair can be expected to train, which its FLOPs per step do not tell."""
+    if runs.empty or "until" not in runs:
+        return pd.Series(dtype=float)
+    done = runs[runs.until == "solved"]
+    return (done.steps_done / done.steps).groupby([done.task, done.attention]).mean()
+
+
+def longest_first(todo: list, runs: pd.DataFrame) -> list:
+    """(job, members) pairs in the order workers take them: the longest first, so no core is left alone with one
+    long job at the end of a sweep. Under until="solved" a job's length is its cost times the share of the cap
+    the store's criterion runs of its task and parameterization trained (identity does the least work per step
+    and trains the longest); all of it where the store has none. docs/benchmarks.md replays stored sweeps'
+    measured job times in this order and in the FLOPs-only one (`bench --schedule`)."""
+    share = criterion_shares(runs)
+
+    def length(pair) -> float:
+        job, members = pair
+        key = (job.task.name, job.model.attention)
+        known = job.train.until == "solved" and key in share.index
+        return cost(job, len(members)) * (float(share[key]) if known else 1.0)
+
+    return sorted(todo, key=length, reverse=True)
 
 
 def _quietly(fn, *args) -> None:
@@ -123,7 +152,7 @@ def run(
                 break
             _add(counts, done)
         if todo:
-            todo.sort(key=lambda t: cost(t[0], len(t[1])), reverse=True)  # longest first
+            todo = longest_first(todo, _history(store, todo))
             for done in _engine(store, todo, device, command, workers, ray, on_step, on_stop):
                 _add(counts, done)
     except ClusterError as err:
@@ -141,6 +170,13 @@ def run(
             _compact_index(store)
         _quietly(st.remove_stale_tmp, store)  # a worker killed mid-write and retried left its temp file
     return counts
+
+
+def _history(store, todo) -> pd.DataFrame:
+    """The store's runs, where a criterion job's expected length needs them (longest_first)."""
+    if not any(job.train.until == "solved" for job, _ in todo):
+        return pd.DataFrame()
+    return st.load_runs(store)
 
 
 def _add(counts: dict, done: dict) -> None:

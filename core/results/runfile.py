@@ -189,7 +189,7 @@ def run_row(meta: dict) -> dict:
         "n_ensemble": meta["n_ensemble"],
         "threads": meta.get("threads"),  # absent from stores written before workers existed
         "steps_done": meta["steps_done"],
-        "steps_from": meta.get("steps_from", 0),  # absent: stored before it was recorded (read as from step 0)
+        "steps_from": meta.get("steps_from"),  # absent from runs stored before it was recorded: unknown
         "seconds_per_step": meta["train_seconds"] / max(1, meta["steps_done"]),
         "tokens_per_s": meta["tokens_per_s"],
         **{f"params_{k}": v for k, v in params.items()},
