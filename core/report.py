@@ -270,7 +270,8 @@ def reproduce(store: Path, command: str) -> str:
         "trains only what the store lacks). Every run file records its command, package versions, date and git "
         "commit (the sidebar shows them). Compute is what each sweep measured itself (`data/bench/sweep-*.parquet`) "
         "on the 2-core CPU machine it ran on; a sweep resumed across sessions has one record per part it finished (a "
-        "part killed at a session's end leaves none, so its wall time is a floor). The scans "
+        "part killed at a session's end leaves none, so its wall time is a floor; a sweep paused while tests ran on "
+        "the same cores counts the pause). The scans "
         "and the criterion sweeps ran in a scratch store and their files were copied here (a scan point's run files "
         "only: the pages read no weights of them): a run id is the hash of its configs, so the files are the ones "
         "`--store data` writes.",

@@ -61,6 +61,8 @@ if not sw.empty:
         "step_utilisation",
     ]
     sw = sw[[c for c in cols if c in sw]].astype({"jobs": int, "runs": int, "steps": int, "threads": int})
+    if "carried" in sw:  # records written before it was counted have none: shown as a dash, not as 0
+        sw = sw.assign(carried=[f"{v:.0f}" if v == v else "–" for v in sw.carried])
     number, share = st.column_config.NumberColumn, st.column_config.ProgressColumn
     st.dataframe(
         sw,
@@ -86,7 +88,7 @@ if not sw.empty:
         "`step_utilisation`: the training steps alone, their FLOPs over the thread-seconds spent in them, against "
         "one thread's share of that peak. Only the steps a sweep took count: a run taken up from a checkpoint or a "
         "shorter cap's end state counts its new steps, and `carried` runs (stopped before a shorter cap, stored "
-        "again under the new one) none."
+        "again under the new one) none (– in records written before they were counted)."
     )
     above = int((sw.utilisation >= 1).sum())
     if above:
