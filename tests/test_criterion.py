@@ -332,3 +332,32 @@ def test_a_stacked_member_saved_in_the_old_layout_resumes_as_saved():
         assert torch.equal(p.detach(), ens.slices[0][k].detach())
         for m in ("exp_avg", "exp_avg_sq"):
             assert torch.equal(again.opt.state[p][m], ens.opt.state[ens.slices[0][k]][m])
+
+
+def test_a_sweep_record_counts_the_runs_that_sweep_stored_not_another_sweeps(tmp_path):
+    """Two sweeps on one store may split one job's members (claims): each record counts its own runs only, so a
+    sweep that found a member stored by the other while it ran counts the FLOPs of the one it trained."""
+    from core.experiments import sweep
+    from core.experiments.flops import measured_sweep
+
+    train = TrainConfig(steps=40, eval_every=10, batch_size=8, warmup=5, until="solved", schedule="constant", lr=3e-3)
+    model = {"d_model": 16, "n_heads": 2}
+
+    def measured(store, seeds, before=None):
+        missing = {}
+        jobs = sweep.plan(["standard"], ["reverse"], seeds, train, model)
+
+        def run():
+            if before:
+                before()  # the other sweep stores seed 0 of the same job meanwhile
+            return sweep.run(store, jobs, "cpu", on_job=lambda j, n: missing.update({j: n}))
+
+        return measured_sweep(run, missing, "cpu", 1, runs=lambda: st.load_runs(store))
+
+    counts, both = measured(tmp_path / "a", 2, before=lambda: sweep.run(tmp_path / "a", sweep.plan(
+        ["standard"], ["reverse"], 1, train, model), "cpu"))  # fmt: skip
+    _, alone = measured(tmp_path / "b", 2)
+    assert counts["trained"] == 1 and len(counts["stored"]) == 1 and len(st.load_runs(tmp_path / "a")) == 2
+    runs = st.load_runs(tmp_path / "b").set_index("run_id")
+    share = runs.loc[counts["stored"], "steps_done"].sum() / runs.steps_done.sum()  # seed 1's steps of both seeds'
+    assert both.gflop.iloc[0] == pytest.approx(alone.gflop.iloc[0] * share)

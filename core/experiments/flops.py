@@ -72,15 +72,15 @@ def run_flops(job) -> int:
 def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple[dict, pd.DataFrame | None]:
     """Call run() (a sweep; it fills `missing`, {job: seeds it trains}) and measure it: wall time, and
     FLOP/s against the matmul peak at `threads` (all that the sweep uses) just before and after.
-    `runs()` gives the store's runs table, read before and after: the FLOPs count the steps this sweep took
-    of the runs it stored (from `steps_from`, where it took a run up, to `steps_done`, where the run stopped),
-    so a run carried over or extended from a shorter cap, or resumed from a checkpoint, counts only its new
-    steps; and from the time each ensemble spent in its training steps (`step_seconds`, on its `threads`),
-    the training steps' own utilisation of the per-thread peak, evaluations, start-up and waiting excluded.
+    `runs()` gives the store's runs table, read after: the FLOPs count the steps this sweep took of the runs it
+    stored (counts["stored"], never another sweep's, which may train members of the same jobs at once), from
+    `steps_from`, where it took a run up, to `steps_done`, where the run stopped; so a run carried over or
+    extended from a shorter cap, or resumed from a checkpoint, counts only its new steps. From the time each
+    ensemble spent in its training steps (`step_seconds`, on its `threads`), the training steps' own
+    utilisation of the per-thread peak, evaluations, start-up and waiting excluded.
     Without `runs`, every trained run counts all its steps.
     Returns run()'s counts and a one-row table (None when nothing trained)."""
     precision = next(iter(missing)).train.precision if missing else "fp32"
-    before_ids = set(runs().run_id) if runs is not None else set()
     before = matmul_peak(device=device, threads=threads, precision=precision)
     t0 = time.perf_counter()
     counts = run()
@@ -91,7 +91,7 @@ def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple
     trained = {job: n for job, n in missing.items() if n}
     new = None
     if runs is not None:  # the runs this sweep stored, each with the steps it took of them
-        new = runs()[lambda t: ~t.run_id.isin(before_ids)]
+        new = runs()[lambda t: t.run_id.isin(set(counts.get("stored", ())))]
         new = new.assign(taken=(new.steps_done - new.steps_from).clip(lower=0))
     share = _new_steps(new, trained) if new is not None else trained  # {job: runs' worth of new steps}
     share = {job: v for job, v in share.items() if v > 0}  # a job whose worker died twice stored nothing

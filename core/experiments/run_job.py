@@ -147,6 +147,7 @@ def store_results(store, job: Job, results, command=None) -> dict:
             scratch.write_lineage(store, job.lineage((r.lr, r.seed)), job.train.steps, r)
     index.append(store, [ids[(r.lr, r.seed)] for r in results])  # one index segment per job (core.results.index)
     counts = {"trained": len(results), "diverged": sum(r.status == "diverged" for r in results)}
+    counts["stored"] = [ids[(r.lr, r.seed)] for r in results]  # what a sweep's record counts (flops.measured_sweep)
     if job.train.until == "solved":  # why each stopped: what a sweep to a criterion reports
         counts.update({k: sum(r.stop == k for r in results) for k in ("solved", "cap", "pruned")})
     return counts
@@ -165,9 +166,8 @@ def train_job(
     prior = {m: scratch.read_lineage(store, job.lineage(m), job.train.steps) for m in missing} if criterion else {}
     done_before = [p["result"] for p in prior.values() if p and p["result"].stop != "cap"]
     copied = [replace(r, steps_from=r.steps_done) for r in done_before]  # no step of theirs is taken here
-    if copied:
-        store_results(store, job, copied, command)
-    counts = {"trained": 0, "diverged": 0, "carried": len(copied)}  # carried: stored again, not trained
+    stored = store_results(store, job, copied, command)["stored"] if copied else []
+    counts = {"trained": 0, "diverged": 0, "carried": len(copied), "stored": stored}  # carried: stored, not trained
     by_start: dict[int, list[Member]] = {}
     for m in missing:
         p = prior.get(m)

@@ -119,8 +119,9 @@ def run(
     on_stop: Callable[[str, int], None] | None = None,
 ) -> dict:
     """Train what is missing. Returns counts: trained, skipped (already stored), claimed (being trained
-    by another sweep right now), diverged, failed (jobs given up on), cancelled, and under until="solved"
-    carried (stopped before a shorter cap: stored again under this one, not trained).
+    by another sweep right now), diverged, failed (jobs given up on), cancelled, stored (the ids of the runs it
+    wrote), and under until="solved" carried (stopped before a shorter cap: stored again under this one, not
+    trained).
 
     on_step(n) is called as training advances n member-steps; on_stop(why, steps_left) as a member stops
     (core.training.criterion.STOPS), steps_left before its cap (not from Ray). workers > 1 trains that many jobs at
@@ -128,7 +129,7 @@ def run(
     on a Ray cluster instead (core.experiments.cluster). should_stop is for the in-process sweep only.
     Raises SweepError (one line) when the store cannot be written or the cluster reached: every
     run finished before that is stored, and a rerun resumes."""
-    counts = {"trained": 0, "skipped": 0, "claimed": 0, "diverged": 0, "failed": [], "cancelled": False}
+    counts = {"trained": 0, "skipped": 0, "claimed": 0, "diverged": 0, "failed": [], "cancelled": False, "stored": []}
     st.remove_stale_tmp(store)  # left by a sweep killed mid-write
     todo, held = [], []
     try:
@@ -182,7 +183,7 @@ def _history(store, todo) -> pd.DataFrame:
 def _add(counts: dict, done: dict) -> None:
     """A job's counts into the sweep's: trained, diverged, failed, and why criterion runs stopped."""
     for k, v in done.items():
-        counts[k] = counts.get(k, 0 if k != "failed" else []) + v
+        counts[k] = counts.get(k, [] if isinstance(v, list) else 0) + v
 
 
 def _compact_index(store) -> None:
