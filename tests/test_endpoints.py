@@ -90,6 +90,9 @@ def test_the_smallest_attainable_holm_p_says_when_a_table_cannot_show_a_differen
 
     assert endpoints.smallest_holm_p(table(5, 14)) > 0.05 and "0.052" in words.power_note(table(5, 14))
     assert endpoints.smallest_holm_p(table(10, 14)) < 0.001 and words.power_note(table(10, 14)) == ""
+    mixed = pd.concat([table(10, 14).assign(task="recall"), table(5, 14).assign(task="copy")])  # 56 comparisons
+    note = words.power_note(mixed)
+    assert "on copy is 0.1" in note and "it can on recall (10 seeds a side)" in note
 
 
 def test_a_glance_names_only_the_cells_that_part_from_standard():

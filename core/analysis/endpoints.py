@@ -115,16 +115,18 @@ def verdict(row) -> str:
     return f"{said}; open: {row.improving} of {row.censored} censored seeds still improving" if is_open(row) else said
 
 
-def smallest_holm_p(table: pd.DataFrame) -> float:
-    """The smallest Holm-adjusted p the table could reach: the log-rank p of two fully separated groups of its
-    fewest seeds per side, times the number of comparisons. At or above ALPHA, no difference can be shown,
-    however large: the design, not the data, decides (5 seeds a side over 28 comparisons is 0.052)."""
+def smallest_holm_p(table: pd.DataFrame, comparisons: int | None = None) -> float:
+    """The smallest Holm-adjusted p the table's rows could reach: the log-rank p of two fully separated groups of
+    its fewest seeds per side, times the number of comparisons (the table's own, or the family's it is part of).
+    At or above ALPHA, no difference can be shown, however large: the design, not the data, decides (5 seeds a
+    side over 28 comparisons is 0.052)."""
     if table.empty:
         return np.nan
     n = int(min(table.seeds.min(), table.ref_seeds.min()))
     fast, slow = np.arange(1.0, n + 1), np.arange(1.0, n + 1) + 1e6
     every = np.ones(n, bool)
-    return min(1.0, survival.logrank(fast, every, slow, every) * 2 * int((table.attention != "standard").sum()))
+    m = comparisons if comparisons is not None else 2 * int((table.attention != "standard").sum())
+    return min(1.0, survival.logrank(fast, every, slow, every) * m)
 
 
 def matrix_verdict(row) -> str:

@@ -266,18 +266,25 @@ def endpoint_sentences(table: pd.DataFrame) -> list[str]:
 
 
 def power_note(table: pd.DataFrame) -> str:
-    """Where the criterion table cannot show any difference by its design (endpoints.smallest_holm_p), say so."""
+    """Where the criterion table cannot show any difference by its design (endpoints.smallest_holm_p), say so:
+    for the whole table, or for the tasks with too few seeds beside those with enough."""
     from .endpoints import ALPHA, smallest_holm_p
 
-    floor = smallest_holm_p(table)
-    if not floor >= ALPHA:
-        return ""
-    n = int(min(table.seeds.min(), table.ref_seeds.min()))
     m = 2 * int((table.attention != "standard").sum())
+    groups = table.groupby("task", sort=False) if "task" in table else [("", table)]
+    floors = {task: (smallest_holm_p(g, m), int(min(g.seeds.min(), g.ref_seeds.min()))) for task, g in groups}
+    weak = {t: f for t, f in floors.items() if f[0] >= ALPHA}
+    if not weak:
+        return ""
+    floor, n = max(f for f, _ in weak.values()), min(n for _, n in weak.values())
+    strong = [f"{t} ({n} seeds a side)" for t, (f, n) in floors.items() if t not in weak]
+    which = "" if not strong else f" on {', '.join(weak)}"
     return (
-        f"With {n} seeds a side and {m} comparisons, the smallest Holm-adjusted p this table can reach is "
-        f"{floor:.3f} (two fully separated groups), not below {ALPHA}: no difference here can be shown, however "
-        "large the medians' gap. More seeds per cell, not a looser rule, is what would decide them."
+        f"With {n} seeds a side and {m} comparisons, the smallest Holm-adjusted p this table can reach{which} is "
+        f"{floor:.3f} (two fully separated groups), not below {ALPHA}: no difference "
+        f"{'there' if strong else 'here'} can be shown, however large the medians' gap"
+        + (f"; it can on {', '.join(strong)}." if strong else ".")
+        + " More seeds per cell, not a looser rule, is what would decide them."
     )
 
 

@@ -8,13 +8,9 @@ import re
 
 # the command that made data/
 BUNDLED_SWEEP = "python -m core sweep --attention all --task all --seeds 5 --lr grid --eval-every 50 --store data"
-# then seeds 5-9 on the one discriminating task (resume trains only those)
-BUNDLED_MORE_SEEDS = (
-    "python -m core sweep --attention all --task associative_recall --seeds 10 --lr grid --eval-every 50 --store data"
-)
-# (a third sweep, that task at 1,600 fixed steps, left data/ once the task was trained to the criterion: the
-# criterion answers what a longer fixed budget was for)
-BUNDLED_SWEEPS = (BUNDLED_SWEEP, BUNDLED_MORE_SEEDS)
+# (two more sweeps of associative recall left data/ once it was trained to the criterion: seeds 5-9 at 800 steps,
+# now trained to the criterion, and the grid at 1,600 fixed steps, whose question the criterion answers)
+BUNDLED_SWEEPS = (BUNDLED_SWEEP,)
 # Trained to the criterion (docs/cli.md: Training to a criterion) in a scratch store and copied here with each sweep's
 # record: induction's bundled point, and its one-layer control, each parameterization at the lr chosen for its
 # two-layer cell (the control never solves, so a grid of lrs there would cost four times as much for nothing).
@@ -40,6 +36,9 @@ CRITERION_SWEEPS = (
     # identity's censored seeds were all still improving at 6,400: the cap raised by extension (every other
     # member re-stored as it stopped, from its saved end state); these are the runs data/ keeps
     "python -m core sweep --attention all --task associative_recall --seeds 5 --lr grid --until solved "
+    "--eval-every 50 --store data --workers 2 --quiet --steps 12800",
+    # then seeds 5-9 of that task, straight to 12,800 (seeds 0-4 count towards its lr-stopping rule): 10 a cell
+    "python -m core sweep --attention all --task associative_recall --seeds 10 --lr grid --until solved "
     "--eval-every 50 --store data --workers 2 --quiet --steps 12800",
     # the scans, retrained to the criterion one axis point at a time (identity has no d_head of its own); each
     # replaced that point's fixed-budget scan
