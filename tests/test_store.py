@@ -145,10 +145,12 @@ def test_a_killed_writers_temporary_files_are_removed_and_a_live_writers_kept(tm
     stale = tmp_path / "runs" / f".abc.parquet.{dead.pid}.tmp"
     live = tmp_path / "runs" / f".def.parquet.{os.getpid()}.tmp"
     foreign = tmp_path / "runs" / ".notes.tmp"  # not one of ours: no pid in its name
-    for path in (stale, live, foreign):
+    (tmp_path / "scratch" / "checkpoints").mkdir(parents=True)  # a kill mid-checkpoint leaves one there too
+    saving = tmp_path / "scratch" / "checkpoints" / f".0123.pt.{dead.pid}.tmp"
+    for path in (stale, live, foreign, saving):
         path.write_bytes(b"some bytes")
-    assert st.remove_stale_tmp(tmp_path) == 1
-    assert not stale.exists() and live.exists() and foreign.exists()
+    assert st.remove_stale_tmp(tmp_path) == 2
+    assert not stale.exists() and not saving.exists() and live.exists() and foreign.exists()
 
 
 def test_a_claim_belongs_to_one_live_process_and_a_dead_ones_is_taken_over(tmp_path):

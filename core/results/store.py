@@ -52,7 +52,8 @@ from .runfile import (  # noqa: F401 - the store's interface
 def remove_stale_tmp(store) -> int:
     """Delete the temporary files of writers that were killed mid-write (their pid is gone), and the
     claims of sweeps that died; a live writer's are left alone. Returns how many were removed."""
-    tmps = [(p, p.name.rsplit(".", 2)[1]) for p in Path(store).glob("*/.*.tmp")]  # .<name>.<pid>.tmp
+    found = [*Path(store).glob("*/.*.tmp"), *Path(store).glob("scratch/*/.*.tmp")]  # scratch: checkpoints, lineage
+    tmps = [(p, p.name.rsplit(".", 2)[1]) for p in found]  # .<name>.<pid>.tmp
     stale = [p for p, pid in tmps if pid.isdigit() and not alive(int(pid))]
     for p in stale:
         p.unlink(missing_ok=True)
