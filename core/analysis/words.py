@@ -272,12 +272,13 @@ def power_note(table: pd.DataFrame) -> str:
 
     m = 2 * int((table.attention != "standard").sum())
     groups = table.groupby("task", sort=False) if "task" in table else [("", table)]
-    floors = {task: (smallest_holm_p(g, m), int(min(g.seeds.min(), g.ref_seeds.min()))) for task, g in groups}
-    weak = {t: f for t, f in floors.items() if f[0] >= ALPHA}
+    seeds = {task: int(min(g.seeds.min(), g.ref_seeds.min())) for task, g in groups}
+    floors = {task: smallest_holm_p(g, m) for task, g in groups}
+    weak = [t for t, f in floors.items() if f >= ALPHA]
     if not weak:
         return ""
-    floor, n = max(f for f, _ in weak.values()), min(n for _, n in weak.values())
-    strong = [f"{t} ({n} seeds a side)" for t, (f, n) in floors.items() if t not in weak]
+    floor, n = max(floors[t] for t in weak), min(seeds[t] for t in weak)
+    strong = [f"{t} ({seeds[t]} seeds a side)" for t in floors if t not in weak]
     which = "" if not strong else f" on {', '.join(weak)}"
     return (
         f"With {n} seeds a side and {m} comparisons, the smallest Holm-adjusted p this table can reach{which} is "

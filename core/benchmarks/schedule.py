@@ -15,7 +15,7 @@ import re
 
 import pandas as pd
 
-from ..experiments.sweep import criterion_shares, work
+from ..experiments.sweep import criterion_shares, expected, work
 from ..training.config import ModelConfig
 
 MODEL = ["attention", "n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "mlp", "vocab_size", "max_len"]
@@ -58,7 +58,7 @@ def replay(runs: pd.DataFrame) -> pd.DataFrame:
             continue  # no order to choose, or job clocks that hold earlier parts
         jobs = jobs_of(g)
         share = criterion_shares(crit[crit.command != command])
-        expected = jobs.work * [float(share.get((t, a), 1.0)) for t, a in zip(jobs.task, jobs.attention)]
+        history = pd.Series([expected(w, share, t, a) for w, t, a in zip(jobs.work, jobs.task, jobs.attention)])
         best = makespan(jobs.seconds.sort_values(ascending=False), workers)
         rows.append(
             {
@@ -66,7 +66,7 @@ def replay(runs: pd.DataFrame) -> pd.DataFrame:
                 "jobs": len(jobs),
                 "workers": workers,
                 "flops": makespan(jobs.seconds[jobs.work.sort_values(ascending=False, kind="stable").index], workers),
-                "history": makespan(jobs.seconds[expected.sort_values(ascending=False, kind="stable").index], workers),
+                "history": makespan(jobs.seconds[history.sort_values(ascending=False, kind="stable").index], workers),
                 "best": best,
                 "bound": max(jobs.seconds.max(), jobs.seconds.sum() / workers),
             }

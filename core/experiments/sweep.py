@@ -86,11 +86,17 @@ def longest_first(todo: list, runs: pd.DataFrame) -> list:
 
     def length(pair) -> float:
         job, members = pair
-        key = (job.task.name, job.model.attention)
-        known = job.train.until == "solved" and key in share.index
-        return cost(job, len(members)) * (float(share[key]) if known else 1.0)
+        at_cap = cost(job, len(members))
+        return expected(at_cap, share, job.task.name, job.model.attention) if job.train.until == "solved" else at_cap
 
     return sorted(todo, key=length, reverse=True)
+
+
+def expected(at_cap: float, shares: pd.Series, task: str, attention: str) -> float:
+    """A criterion job's work at the cap times the share of it runs of its task and parameterization trained
+    (criterion_shares); all of it where none did."""
+    key = (task, attention)
+    return at_cap * (float(shares[key]) if key in shares.index else 1.0)
 
 
 def _quietly(fn, *args) -> None:
