@@ -174,3 +174,23 @@ def test_criterion_jobs_known_to_train_long_start_first():
         (j, j.members) for j in sweep.plan(["identity", "standard", "stacked"], ["associative_recall"], 2, TINY_TRAIN)
     ]
     assert names(sweep.longest_first(fixed, history)) == by_work  # a fixed budget: every member trains to the end
+
+
+def test_a_fresh_store_borrows_the_prior_stores_history(tmp_path):
+    """A fresh store has no criterion runs: the prior store's (the bundled results by default) order its first
+    sweep; a pair the store has history of keeps its own, and a missing prior leaves the work order."""
+    crit = TrainConfig(steps=100, eval_every=10, until="solved", schedule="constant")
+    todo = [(j, j.members) for j in sweep.plan(["identity", "standard", "stacked"], ["associative_recall"], 2, crit)]
+    names = lambda pairs: [j.model.attention for j, _ in pairs]  # noqa: E731
+    fresh = tmp_path / "fresh"
+    assert names(sweep.longest_first(todo, sweep._history(fresh, todo))) == ["identity", "stacked", "standard"]
+    assert names(sweep.longest_first(todo, sweep._history(fresh, todo, prior=tmp_path / "none"))) == [
+        "stacked",
+        "standard",
+        "identity",
+    ]
+    prior = _history([("associative_recall", "identity", "solved", 6400, 6400)])
+    own = _history([("associative_recall", "identity", "solved", 6400, 64)])
+    merged = sweep.with_prior(own, prior)
+    assert list(merged.steps_done) == [64]  # the store's own history of a pair wins over the prior's
+    assert list(sweep.with_prior(_history([]), prior).steps_done) == [6400]

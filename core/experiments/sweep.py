@@ -7,11 +7,13 @@ trained is claimed in the store (core.results.claims), so two sweeps on one stor
 import errno
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 
 from ..results import claims, index
 from ..results import store as st
+from ..results.stores import BUNDLED
 from ..training.config import ModelConfig, TaskConfig, TrainConfig
 from ..training.model import count_model_params
 from ..training.tasks import make_task
@@ -79,9 +81,10 @@ def criterion_shares(runs: pd.DataFrame) -> pd.Series:
 def longest_first(todo: list, runs: pd.DataFrame) -> list:
     """(job, members) pairs in the order workers take them: the longest first, so no core is left alone with one
     long job at the end of a sweep. Under until="solved" a job's length is its cost times the share of the cap
-    the store's criterion runs of its task and parameterization trained (identity does the least work per step
-    and trains the longest); all of it where the store has none. docs/benchmarks.md replays stored sweeps'
-    measured job times in this order and in the FLOPs-only one (`bench --schedule`)."""
+    the given criterion runs of its task and parameterization trained (_history: the store's, else the bundled
+    results'; identity does the least work per step and trains the longest); all of it where none did.
+    docs/benchmarks.md replays stored sweeps' measured job times in this order and in the FLOPs-only one
+    (`bench --schedule`)."""
     share = criterion_shares(runs)
 
     def length(pair) -> float:
@@ -179,11 +182,28 @@ def run(
     return counts
 
 
-def _history(store, todo) -> pd.DataFrame:
-    """The store's runs, where a criterion job's expected length needs them (longest_first)."""
+def _history(store, todo, prior=BUNDLED) -> pd.DataFrame:
+    """The runs whose criterion shares order the jobs (longest_first): the store's own, and the prior store's (the
+    bundled results) for each task and parameterization the store has no criterion run of, so a fresh store's first
+    sweep also starts the jobs known to train long first. Order only: no result depends on it."""
     if not any(job.train.until == "solved" for job, _ in todo):
         return pd.DataFrame()
-    return st.load_runs(store)
+    own = st.load_runs(store)
+    try:
+        known = st.load_runs(prior) if prior is not None and Path(prior).is_dir() else pd.DataFrame()
+    except OSError:  # an unreadable prior costs the order, never the sweep
+        known = pd.DataFrame()
+    return with_prior(own, known)
+
+
+def with_prior(own: pd.DataFrame, prior: pd.DataFrame) -> pd.DataFrame:
+    """own's runs, then prior's criterion runs of each (task, attention) that own has no criterion run of."""
+    if prior.empty or "until" not in prior:
+        return own
+    pairs = lambda r: pd.MultiIndex.from_frame(r[["task", "attention"]])  # noqa: E731
+    mine = own[own.until == "solved"] if "until" in own else own.iloc[:0]
+    theirs = prior[prior.until == "solved"]
+    return pd.concat([own, theirs[~pairs(theirs).isin(pairs(mine))]], ignore_index=True)
 
 
 def _add(counts: dict, done: dict) -> None:
