@@ -6,7 +6,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import curves, endpoints, findings, markdown, scaling, similarity, stats, words
+from .analysis import (
+    curves,
+    endpoint_words,
+    endpoints,
+    findings,
+    markdown,
+    scaling,
+    sensitivity,
+    similarity,
+    stats,
+    words,
+)
 from .attention import NAMES
 from .experiments import recipe
 from .experiments.sweep import accuracy_table
@@ -37,6 +48,7 @@ def _endpoints(runs: pd.DataFrame) -> str:
     table = endpoints.endpoints(runs, list(NAMES), list(TASK_NAMES))
     if table.empty:
         return "No runs trained to the criterion."
+    said = endpoint_words.steps_text
     out = pd.DataFrame(
         {
             "task": table.task,
@@ -47,8 +59,7 @@ def _endpoints(runs: pd.DataFrame) -> str:
                 f"{r.solved}/{r.seeds} [{r.solved_lo:.2f}, {r.solved_hi:.2f}]" for r in table.itertuples()
             ],
             "steps to solve": [
-                f"{words.steps_text(r.median_steps)} [{words.steps_text(r.median_lo)}, {words.steps_text(r.median_hi)}]"
-                for r in table.itertuples()
+                f"{said(r.median_steps)} [{said(r.median_lo)}, {said(r.median_hi)}]" for r in table.itertuples()
             ],
             "Holm p (Fisher / log-rank)": [
                 "" if r.attention == "standard" else f"{stats.p_text(r.fisher_holm)} / {stats.p_text(r.logrank_holm)}"
@@ -75,7 +86,7 @@ def _layer_control(runs: pd.DataFrame) -> str:
 
 
 def _sensitivity(runs: pd.DataFrame) -> str:
-    sens = findings.lr_sensitivity(runs)
+    sens = sensitivity.lr_sensitivity(runs)
     rank = {n: i for i, n in enumerate([*TASK_NAMES, *NAMES])}
     sens = sens.sort_values(["task", "attention"], key=lambda c: c.map(rank))
     out = sens.assign(
@@ -195,7 +206,7 @@ def results(store: Path, command: str) -> str:
         "",
         _endpoints(runs),
         "",
-        words.power_note(endpoints.endpoints(runs, list(NAMES), list(TASK_NAMES))),
+        endpoint_words.power_note(endpoints.endpoints(runs, list(NAMES), list(TASK_NAMES))),
         "",
         "## The one-layer control (induction)",
         "",

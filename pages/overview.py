@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.analysis import endpoints, findings, scaling, similarity, verdicts, words
+from core.analysis import endpoint_words, endpoints, findings, scaling, similarity, verdicts, words
 from core.dashboard import catalog, charts, plots, ui, urls
 from core.dashboard.plots import ORDER, matrix
 
@@ -33,8 +33,8 @@ def no_answer(names: list[str]) -> str:
 
 
 def task_verdicts(names: list[str], short: bool = False) -> str:
-    """The comparisons against standard on every task, in words (words.verdict_line)."""
-    return words.verdict_line(endpoints.task_verdicts(cmp, ends), names, short)
+    """The comparisons against standard on every task, in words (endpoint_words.verdict_line)."""
+    return endpoint_words.verdict_line(endpoints.task_verdicts(cmp, ends), names, short)
 
 
 def scan_line(names: list[str]) -> str:
@@ -54,7 +54,7 @@ def glance(names: list[str], on: tuple[str, ...]) -> str:
     trained to the criterion; else the tasks' criterion endpoints; else the task verdicts."""
     said = store.scan_words(names)
     lines = [said[axis][1] for axis in on if axis in said and said[axis][1] and criterion_axis(axis)]
-    lines = lines or [x for n in names if (x := words.endpoint_glance(ends, n))]
+    lines = lines or [x for n in names if (x := endpoint_words.endpoint_glance(ends, n))]
     return "; ".join(lines) or task_verdicts(names, short=True) or no_answer(names)
 
 
@@ -202,9 +202,9 @@ if multi_lr:
 elif "standard" in order:
     for line in words.sentences(runs, order, best=lr_mode == ui.BEST, tasks=ui.selection()["tasks"], cmp=cmp):
         st.markdown(f"- {line}")
-    for line in words.endpoint_sentences(ends) if not ends.empty else []:
+    for line in endpoint_words.endpoint_sentences(ends) if not ends.empty else []:
         st.markdown(f"- {line}")
-    if not ends.empty and (note := words.power_note(ends)):
+    if not ends.empty and (note := endpoint_words.power_note(ends)):
         st.caption(note)
     lr_text = "each at its own best lr (lowest mean validation loss)" if lr_mode == ui.BEST else f"all at lr {lr_mode}"
     st.caption(

@@ -82,23 +82,23 @@ def test_the_smallest_attainable_holm_p_says_when_a_table_cannot_show_a_differen
     log-rank p of 5 against 5 is 0.0018); ten seeds can. The note says so only where it bites."""
     import pandas as pd
 
-    from core.analysis import endpoints, words
+    from core.analysis import endpoint_words, endpoints
 
     def table(n, cells):
         rows = [{"attention": "standard", "seeds": n, "ref_seeds": float("nan")}]
         return pd.DataFrame(rows + [{"attention": f"v{i}", "seeds": n, "ref_seeds": n} for i in range(cells)])
 
-    assert endpoints.smallest_holm_p(table(5, 14)) > 0.05 and "0.052" in words.power_note(table(5, 14))
-    assert endpoints.smallest_holm_p(table(10, 14)) < 0.001 and words.power_note(table(10, 14)) == ""
+    assert endpoints.smallest_holm_p(table(5, 14)) > 0.05 and "0.052" in endpoint_words.power_note(table(5, 14))
+    assert endpoints.smallest_holm_p(table(10, 14)) < 0.001 and endpoint_words.power_note(table(10, 14)) == ""
     mixed = pd.concat([table(10, 14).assign(task="recall"), table(5, 14).assign(task="copy")])  # 56 comparisons
-    note = words.power_note(mixed)
+    note = endpoint_words.power_note(mixed)
     assert "on copy is 0.1" in note and "it can on recall (10 seeds a side)" in note
 
 
 def test_a_glance_names_only_the_cells_that_part_from_standard():
     import pandas as pd
 
-    from core.analysis import words
+    from core.analysis import endpoint_words
 
     def row(task, solved, median, ref_median=400.0, ref_solved=5, censored=0, improving=0):
         return {
@@ -122,20 +122,20 @@ def test_a_glance_names_only_the_cells_that_part_from_standard():
             row("d", 5, 300.0, ref_solved=4),
         ]
     )
-    assert words.endpoint_glance(table, "x") == "`x` 6× steps on a, 3/5 open on c"  # b: 1.1×; d: more solved
-    assert words.endpoint_glance(table.iloc[[1]], "x") == "`x` about standard's steps on every task"
-    assert words.endpoint_glance(table, "y") == ""
+    assert endpoint_words.endpoint_glance(table, "x") == "`x` 6× steps on a, 3/5 open on c"  # b: 1.1×; d: more solved
+    assert endpoint_words.endpoint_glance(table.iloc[[1]], "x") == "`x` about standard's steps on every task"
+    assert endpoint_words.endpoint_glance(table, "y") == ""
     # open is one rule (endpoints.is_open): one of 20 censored seeds improving is under a tenth, a result
     few = row("c", 3, float("inf"), censored=20, improving=1)
     assert not endpoints.is_open(pd.Series(few))
-    assert words.endpoint_glance(pd.DataFrame([few]), "x") == "`x` 3/5 on c"
-    assert words.endpoint_cell(pd.Series(few)) == "3/5"
+    assert endpoint_words.endpoint_glance(pd.DataFrame([few]), "x") == "`x` 3/5 on c"
+    assert endpoint_words.endpoint_cell(pd.Series(few)) == "3/5"
 
 
 def test_task_verdicts_join_both_protocols_and_the_verdict_line_names_them():
     """The Overview's per-parameterization verdicts: fixed-budget tasks from compare_to, criterion tasks from
     matrix_verdict, one table; the line names the tasks that differ and counts the rest when short."""
-    from core.analysis import words
+    from core.analysis import endpoint_words
 
     cmp = pd.DataFrame({"attention": ["tied_qk"], "task": ["sort"], "verdict": ["equivalent"]})
     ends = pd.DataFrame(
@@ -153,9 +153,9 @@ def test_task_verdicts_join_both_protocols_and_the_verdict_line_names_them():
         ("tied_qk", "sort", "equivalent"),
     ]
     assert endpoints.task_verdicts(pd.DataFrame(), pd.DataFrame()).empty
-    line = words.verdict_line(table, ["tied_qk"])
+    line = endpoint_words.verdict_line(table, ["tied_qk"])
     assert line == "`tied_qk` worse on induction; inconclusive on reverse; equivalent on sort"
-    assert words.verdict_line(table, ["tied_qk"], short=True) == (
+    assert endpoint_words.verdict_line(table, ["tied_qk"], short=True) == (
         "`tied_qk` worse on induction, inconclusive on 1 task, equivalent on 1 task"
     )
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import curves, findings, stats, words
+from core.analysis import curves, findings, sensitivity, stats, words
 
 
 def runs(rows, lr=3e-3, val_shift=0.0):
@@ -143,7 +143,7 @@ def test_lr_sensitivity_counts_the_lrs_that_solve():
             runs([("standard", "a", [0.01] * 5, [1.0] + [0.5] * 4)], lr=1e-2),
         ]
     )
-    row = findings.lr_sensitivity(data).iloc[0]
+    row = sensitivity.lr_sensitivity(data).iloc[0]
     assert (row.lrs, row.lrs_solving) == (3, 2) and row.per_lr == "0.001: 5/5, 0.003: 4/5, 0.01: 1/5"
 
 
@@ -152,7 +152,7 @@ def test_lr_sensitivity_marks_a_pruned_lr_as_a_lower_bound():
     solved = runs([("standard", "a", [0.01] * 2, [1.0] * 2)], lr=1e-3).assign(until="solved", stop="solved")
     pruned = runs([("standard", "a", [0.01] * 2, [1.0] * 2)], lr=3e-3).assign(until="solved", stop="pruned")
     pruned["stop_step"] = [300, 500]
-    row = findings.lr_sensitivity(pd.concat([solved, pruned])).iloc[0]
+    row = sensitivity.lr_sensitivity(pd.concat([solved, pruned])).iloc[0]
     assert (row.lrs, row.lrs_solving, row.lrs_pruned) == (2, 1, 1)
     assert row.per_lr == "0.001: 2/2, 0.003: 0/2 (pruned by step 500)"
 

@@ -20,7 +20,7 @@ The rules, stated once:
   interval of the ratio inside [1/RATIO_MARGIN, RATIO_MARGIN]) holds; otherwise `inconclusive` (a
   difference not detected is not a sameness shown). Solved k/n with Fisher's p stays the headline for
   unsolved cells.
-- lr sensitivity: per cell, how many lrs of the grid solve at least ROBUST of their seeds.
+- lr sensitivity (core.analysis.sensitivity): per cell, how many lrs of the grid solve at least ROBUST of their seeds.
 """
 
 import numpy as np
@@ -60,7 +60,8 @@ CELL = [
 ]
 
 
-def _cell(runs: pd.DataFrame) -> list[str]:
+def cell_keys(runs: pd.DataFrame) -> list[str]:
+    """The CELL columns these runs have: what one best-lr choice is made over."""
     return [c for c in CELL if c in runs.columns]
 
 
@@ -75,11 +76,11 @@ def best_lr(runs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=[*CELL, "lr", "val_loss", "n"])
     df = runs.assign(_val=_val(runs), _solved=_criterion_solved(runs))
     df["_solve"] = df.get("solve_step", pd.Series(np.nan, index=df.index)).astype(float).where(df._solved, 0.0)
-    per_lr = df.groupby([*_cell(df), "lr"], dropna=False).agg(
+    per_lr = df.groupby([*cell_keys(df), "lr"], dropna=False).agg(
         val_loss=("_val", "mean"), n=("seed", "count"), _k=("_solved", "sum"), _steps=("_solve", "sum")
     )
     per_lr = per_lr.reset_index()
-    single = per_lr.groupby(_cell(df), dropna=False).lr.transform("count") == 1
+    single = per_lr.groupby(cell_keys(df), dropna=False).lr.transform("count") == 1
     per_lr = per_lr[single | per_lr.val_loss.notna()]  # several lrs and no validation (an old store): no choice
     # criterion.lr_score's order (most seeds solved on validation, fewest steps to solve, lowest validation
     # loss); runs trained to a step count solve nothing here, so for them it is the lowest validation loss
@@ -87,7 +88,7 @@ def best_lr(runs: pd.DataFrame) -> pd.DataFrame:
         ["_k", "_steps", "val_loss", "lr"], ascending=[False, True, True, True], na_position="last", kind="stable"
     )
     per_lr = per_lr.drop(columns=["_k", "_steps"])
-    return per_lr.groupby(_cell(df), dropna=False, sort=False).head(1).reset_index(drop=True)
+    return per_lr.groupby(cell_keys(df), dropna=False, sort=False).head(1).reset_index(drop=True)
 
 
 def _criterion_solved(runs: pd.DataFrame) -> pd.Series:
@@ -134,8 +135,8 @@ def at_best_lr(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs (every seed, diverged ones too) at their cell's best lr."""
     if runs.empty:
         return runs
-    best = best_lr(runs)[[*_cell(runs), "lr"]]
-    return runs.merge(best, on=[*_cell(runs), "lr"], how="inner")
+    best = best_lr(runs)[[*cell_keys(runs), "lr"]]
+    return runs.merge(best, on=[*cell_keys(runs), "lr"], how="inner")
 
 
 # ---- intervals and tests (core.analysis.stats; re-exported: the pages and docs/results.md quote them from here) --
@@ -266,38 +267,6 @@ def compare_to(runs: pd.DataFrame, reference: str = "standard", best: bool = Tru
     out["tost_holm"] = stats.holm(out.tost_p)  # equivalence claimed under the same correction as differences
     out["verdict"] = [verdict(p, r, t) for p, r, t in zip(out.p_holm, out.ratio.fillna(1.0), out.tost_holm)]
     return out
-
-
-def lr_sensitivity(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per cell: how many lrs of its grid solve at least ROBUST of their seeds (`lrs_solving` of `lrs`), and
-    each lr's solved k/n in `per_lr` ("3e-3: 1/10, 1e-3: 10/10"): a parameterization that solves only at one
-    lr is fragile where one that solves at three is not, whatever their best-lr verdicts say. Under the
-    criterion an lr that could no longer be chosen stopped early (pruned): its count is a lower bound, said
-    as "k/n (pruned by step S)", and `lrs_pruned` counts such lrs."""
-    if runs.empty:
-        return pd.DataFrame(columns=[*CELL, "lrs", "lrs_solving", "lrs_pruned", "per_lr"])
-    pruned = runs.get("stop", pd.Series("cap", index=runs.index)) == "pruned"
-    stop = runs.get("stop_step", runs.steps).where(pruned)
-    df = runs.assign(_solved=solved(runs), _pruned=pruned, _stop=stop)
-    per = df.groupby([*_cell(df), "lr"], dropna=False).agg(
-        k=("_solved", "sum"), n=("_solved", "count"), pruned=("_pruned", "sum"), by=("_stop", "max")
-    )
-    rows = []
-    for key, g in per.reset_index().groupby(_cell(df), dropna=False, sort=False):
-        g = g.sort_values("lr")
-        rows.append(
-            {
-                **dict(zip(_cell(df), key)),
-                "lrs": len(g),
-                "lrs_solving": int((g.k >= ROBUST * g.n).sum()),
-                "lrs_pruned": int((g.pruned > 0).sum()),
-                "per_lr": ", ".join(
-                    f"{r.lr:g}: {int(r.k)}/{r.n}" + (f" (pruned by step {int(r.by):,})" if r.pruned else "")
-                    for r in g.itertuples()
-                ),
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def still_improving(runs: pd.DataFrame) -> pd.Series:

@@ -5,7 +5,7 @@ matrix); the statistics come from findings, endpoints and scaling, the words fro
 import numpy as np
 import pandas as pd
 
-from . import endpoints, findings, stats, words
+from . import endpoint_words, endpoints, findings, stats, words
 from .axes import AXES
 
 
@@ -42,8 +42,8 @@ def _endpoint_cell(r) -> dict:
         "attention": r.attention,
         "column": r.task,
         "verdict": endpoints.matrix_verdict(r),
-        "text": words.endpoint_cell(r),
-        "hover": words.endpoint_hover(r),
+        "text": endpoint_words.endpoint_cell(r),
+        "hover": endpoint_words.endpoint_hover(r),
     }
 
 

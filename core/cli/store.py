@@ -24,7 +24,7 @@ def add_summary(sub):
 
 def print_endpoints(runs) -> None:
     """The criterion runs' two endpoints per cell, against standard, Holm-corrected over the table."""
-    from ..analysis import endpoints, stats, words
+    from ..analysis import endpoint_words, endpoints, stats
 
     table = endpoints.endpoints(runs, list(ATTENTION_NAMES), list(TASKS))
     if table.empty:
@@ -35,7 +35,7 @@ def print_endpoints(runs) -> None:
         "the table"
     )
     for r in table.itertuples():
-        med = words.steps_text
+        med = endpoint_words.steps_text
         print(
             f"- {r.task} / {r.attention} (lr {r.lr:g}, cap {r.cap}): solved {r.solved}/{r.seeds} "
             f"[{r.solved_lo:.2f}, {r.solved_hi:.2f}]; steps to solve {med(r.median_steps)} [{med(r.median_lo)}, "
@@ -56,7 +56,7 @@ def cmd_summary(args, parser):
     runs = st.load_runs(args.store)
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
-    from ..analysis import findings, words
+    from ..analysis import findings, sensitivity, words
 
     runs = findings.at_main_size(runs)  # the operating point; the scaling scans are `summary --scaling`
     print(sweep.accuracy_table(runs, markdown=args.markdown))
@@ -66,7 +66,7 @@ def cmd_summary(args, parser):
         for line in words.sentences(findings.fixed_budget(at), list(ATTENTION_NAMES), tasks=list(TASKS)):
             print(f"- {line}")
         rank = {n: i for i, n in enumerate([*TASKS, *ATTENTION_NAMES])}
-        sens = findings.lr_sensitivity(findings.at_longest(runs))
+        sens = sensitivity.lr_sensitivity(findings.at_longest(runs))
         sens = sens.sort_values(["task", "attention"], key=lambda c: c.map(rank))
         print("\nlrs of the grid solving >= 80% of seeds, per cell:")
         for r in sens.itertuples():
