@@ -45,6 +45,7 @@ CRITERION_SWEEPS = (
     *(f"{_CRITERION_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head {d}" for d in (8, 4)),
     f"{_CRITERION_SCAN} --attention all --d-model 32",
     f"{_CRITERION_SCAN} --attention all --n-heads 1",
+    f"{_EXTENDED_SCAN} --attention all --n-heads 8",
     f"{_CRITERION_SCAN} --attention all --n-heads 2",
     f"{_CRITERION_SCAN} --attention all --n-heads 8",
     f"{_EXTENDED_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 4",
@@ -90,7 +91,7 @@ SCAN_SWEEPS = tuple(
 AFTER_SWEEPS = (
     "python -m core prune --store data --max-seeds 2 --max-model-seeds 1 --model-tasks induction   # best lr's seeds",
     "python -m core baselines --store data   # matched baselines, final-weight analyses, solve steps",
-    "python -m core index --store data --slim   # one 4 KiB block per run file",
+    "python -m core index --store data --slim   # compact run files; curves thinned past 32 evaluations",
     "python -m core pretrained --store data",
     "python -m core bench --store data --skip-attention --training-rounds 3",
     "python -m core bench --store data --criterion --skip-attention --skip-training --skip-precision --skip-store "

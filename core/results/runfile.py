@@ -6,6 +6,7 @@ before reading any rows. core.results.store and core.results.index build on this
 """
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -18,6 +19,31 @@ from . import schema
 META_KEY = b"attention_lab"
 FORMAT = 1
 RUN_COLUMNS = list(schema.RUN_ROW)
+DENSE = 32  # evaluations kept at every eval_every from step 0; then 16 per doubling of the step
+
+
+def kept_step(step: int, eval_every: int) -> bool:
+    """Whether a curve keeps this evaluation: every one up to DENSE x eval_every, then every 2^k-th one in the k-th
+    doubling past it, so a curve holds the same density on a log axis whatever its length and a 12,800-step
+    run's file stays in two disk blocks. Depends on the step alone: runs of one config at any cap keep the same
+    steps, and thinning a thinned curve changes nothing."""
+    base = DENSE * eval_every
+    if step <= base:
+        return True
+    stride = eval_every * 2 ** math.ceil(math.log2(step / base))
+    return step % stride == 0
+
+
+def thin_curve(df: pd.DataFrame, eval_every: int, keep=()) -> pd.DataFrame:
+    """df's rows (step, metric, value) at the kept steps (kept_step), its last step and the steps in `keep`
+    (a criterion run's solve step): the numbers stored beside them (solve step, stop, final metrics and the
+    last fifth's improvement) are computed from every evaluation before this."""
+    if df.empty:
+        return df
+    steps = df.step.drop_duplicates()
+    last, keep = steps.max(), {int(k) for k in keep if k == k}  # k == k: not NaN
+    ok = {s for s in steps if s == last or s in keep or kept_step(int(s), eval_every)}
+    return df if len(ok) == len(steps) else df[df.step.isin(ok)].reset_index(drop=True)
 
 
 def reason(err: BaseException) -> str:
@@ -73,22 +99,29 @@ def _write(path: Path, table: pa.Table) -> None:
 
 
 def slim(path: Path, run: bool = False) -> bool:
-    """Rewrite a file in today's layout (write_run_table's for a run file, else without pandas' schema entry), its
-    columns and attention_lab metadata unchanged (atomically: a kill mid-way leaves the old file); False where it
-    is already in that layout, or cannot be read (readers set such a file aside with their own warning; it is left
-    exactly as it is)."""
+    """Rewrite a file in today's layout (write_run_table's for a run file, its curve thinned as thin_curve does,
+    else without pandas' schema entry), its attention_lab metadata unchanged (atomically: a kill mid-way leaves
+    the old file); False where it is already in that layout, or cannot be read (readers set such a file aside
+    with their own warning; it is left exactly as it is)."""
     try:
         table = pq.read_table(path)
         stored = set(pq.ParquetFile(path).metadata.metadata or {})
     except Exception:  # noqa: BLE001 - not a whole parquet file: not ours to rewrite
         return False
     meta = table.schema.metadata or {}
-    if META_KEY not in meta or (stored if run else set(meta)) == {META_KEY}:
+    if META_KEY not in meta:
         return False
-    if run:
-        write_run_table(Path(path), table.to_pandas(), json.loads(meta[META_KEY]))
-    else:
+    if not run:
+        if set(meta) == {META_KEY}:
+            return False
         _write(Path(path), table.replace_schema_metadata({META_KEY: meta[META_KEY]}))
+        return True
+    info = json.loads(meta[META_KEY])
+    df = table.to_pandas()
+    thin = thin_curve(df, info["train"]["eval_every"], [(info.get("final") or {}).get("solve_step", math.nan)])
+    if stored == {META_KEY} and len(thin) == len(df):
+        return False
+    write_run_table(Path(path), thin, info)
     return True
 
 

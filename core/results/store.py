@@ -43,6 +43,7 @@ from .runfile import (  # noqa: F401 - the store's interface
     reason,
     run_path,
     run_row,
+    thin_curve,
     weights_path,
     write_run_table,
     write_table,
@@ -141,7 +142,8 @@ def write_run(
     }
     _write_tensors(weights_path(store, run_id), tensors, st_meta)
     df = metrics.assign(run_id=run_id)[["run_id", "step", "metric", "value"]]
-    write_run_table(run_path(store, run_id), df, meta)
+    solve = (summary.get("final") or {}).get("solve_step", float("nan"))
+    write_run_table(run_path(store, run_id), thin_curve(df, summary["train"]["eval_every"], [solve]), meta)
 
 
 def _files(store, sub: str):

@@ -1,0 +1,88 @@
+"""A stored curve keeps every early evaluation and a log-spaced few later ones (runfile.thin_curve); the numbers
+stored beside it (solve step, final metrics) are those of every evaluation, and `index --slim` thins old files."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.analysis import curves
+from core.experiments.run_job import Job, record
+from core.results import runfile
+from core.results import store as st
+from core.training.config import ModelConfig, TaskConfig, TrainConfig
+from core.training.tasks import make_task
+from core.training.train import train_ensemble
+
+
+def _curve(steps, solve_at: int) -> pd.DataFrame:
+    rows = [(s, "val_acc", 0.99 if s >= solve_at else 0.5) for s in steps]
+    return pd.DataFrame(rows + [(s, "val_loss", 1.0 / (1 + s)) for s in steps], columns=["step", "metric", "value"])
+
+
+def test_every_early_evaluation_is_kept_then_sixteen_per_doubling_whatever_the_cap():
+    kept = lambda cap: [s for s in range(0, cap + 1, 50) if runfile.kept_step(s, 50)]  # noqa: E731
+    assert kept(1600) == list(range(0, 1601, 50))  # the first DENSE evaluations: all of them
+    assert len(kept(6400)) == 33 + 16 + 16 and len(kept(12800)) == 33 + 3 * 16
+    assert kept(12800)[: len(kept(6400))] == kept(6400)  # one config at two caps keeps the same steps
+    assert kept(12800)[-3:] == [12000, 12400, 12800]
+    long = _curve(range(0, 12801, 50), solve_at=99999)
+    once = runfile.thin_curve(long, 50)
+    pd.testing.assert_frame_equal(runfile.thin_curve(once, 50), once)  # thinning a thinned curve: no change
+
+
+def test_the_solve_step_and_the_last_step_survive_so_time_to_solve_reads_the_same():
+    full = _curve(list(range(0, 5001, 50)) + [5030], solve_at=1650)  # solved between kept steps; stopped off-grid
+    thin = runfile.thin_curve(full, 50, keep=[1650])
+    assert set(thin.step) >= {1650, 5030} and 1550 in set(thin.step) and 1750 not in set(thin.step)
+    assert curves.time_to_solve(thin.assign(run_id="r")).item() == curves.time_to_solve(full.assign(run_id="r")).item()
+    assert curves.time_to_solve(runfile.thin_curve(full, 50).assign(run_id="r")).item() == 1700  # why it is kept
+    assert runfile.thin_curve(full.iloc[:0], 50).empty
+
+
+@pytest.fixture(scope="module")
+def long_run():
+    """A run of 80 steps evaluated at every one: 81 evaluations, past the DENSE ones."""
+    task = TaskConfig("sort", eval_size=32)
+    t = make_task(task)
+    job = Job(
+        ModelConfig(attention="standard", d_model=16, n_heads=2, vocab_size=t.vocab_size, max_len=t.seq_len),
+        task,
+        TrainConfig(steps=80, eval_every=1),
+        (0,),
+    )
+    return job, train_ensemble(job.model, job.task, job.train, [0], "cpu")[0]
+
+
+def test_a_stored_run_keeps_the_thinned_curve_and_the_numbers_of_every_evaluation(tmp_path, long_run):
+    job, result = long_run
+    rid = job.run_ids()[(job.train.lr, 0)]
+    metrics = pd.DataFrame(result.metrics, columns=["step", "metric", "value"])
+    assert metrics.step.nunique() == 81
+    st.write_run(tmp_path, record(job, result, rid, "pytest"), metrics, result.head_weights)
+    stored = st.load_metrics(tmp_path)
+    want = [s for s in range(81) if runfile.kept_step(s, 1)]
+    assert sorted(stored.step.unique()) == want and want[-1] == 80 and len(want) == 33 + 16 + 4
+    got = stored.set_index(["step", "metric"]).value.sort_index()
+    full = metrics[metrics.step.isin(want)].set_index(["step", "metric"]).value.sort_index()
+    np.testing.assert_array_equal(got.to_numpy(), full.to_numpy())  # the kept rows are the trained numbers
+    row = st.load_runs(tmp_path).iloc[0]
+    assert row.val_loss == pytest.approx(result.final["val_loss"]) and row.val_loss_drop == pytest.approx(
+        result.final["val_loss_drop"]
+    )
+    assert st.run_path(tmp_path, rid).stat().st_size <= 4096
+
+
+def test_index_slim_thins_a_run_file_stored_with_every_evaluation(tmp_path, long_run):
+    job, result = long_run
+    rid = job.run_ids()[(job.train.lr, 0)]
+    metrics = pd.DataFrame(result.metrics, columns=["step", "metric", "value"]).assign(run_id=rid)
+    path = st.run_path(tmp_path, rid)
+    path.parent.mkdir(parents=True)
+    meta = {"format": st.FORMAT, **record(job, result, rid, "pytest"), "provenance": {"command": "pytest"}}
+    runfile.write_run_table(path, metrics[["run_id", "step", "metric", "value"]], meta)  # as stored before
+    assert runfile.slim(path, run=True)
+    assert st.load_metrics(tmp_path).step.nunique() == 33 + 16 + 4
+    assert json.dumps(runfile.read_meta(path)) == json.dumps(meta)  # the metadata as it was (NaN != NaN in ==)
+    assert not runfile.slim(path, run=True)  # nothing left to do
