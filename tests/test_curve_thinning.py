@@ -39,6 +39,7 @@ def test_the_solve_step_and_the_last_step_survive_so_time_to_solve_reads_the_sam
     assert curves.time_to_solve(thin.assign(run_id="r")).item() == curves.time_to_solve(full.assign(run_id="r")).item()
     assert curves.time_to_solve(runfile.thin_curve(full, 50).assign(run_id="r")).item() == 1700  # why it is kept
     assert runfile.thin_curve(full.iloc[:0], 50).empty
+    assert len(runfile.thin_curve(full, 50, keep=[None, float("nan")])) == len(runfile.thin_curve(full, 50))
 
 
 @pytest.fixture(scope="module")

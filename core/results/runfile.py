@@ -41,7 +41,7 @@ def thin_curve(df: pd.DataFrame, eval_every: int, keep=()) -> pd.DataFrame:
     if df.empty:
         return df
     steps = df.step.drop_duplicates()
-    last, keep = steps.max(), {int(k) for k in keep if k == k}  # k == k: not NaN
+    last, keep = steps.max(), {int(k) for k in keep if k is not None and k == k}  # k == k: not NaN
     ok = {s for s in steps if s == last or s in keep or kept_step(int(s), eval_every)}
     return df if len(ok) == len(steps) else df[df.step.isin(ok)].reset_index(drop=True)
 
@@ -117,8 +117,8 @@ def slim(path: Path, run: bool = False) -> bool:
         _write(Path(path), table.replace_schema_metadata({META_KEY: meta[META_KEY]}))
         return True
     info = json.loads(meta[META_KEY])
-    df = table.to_pandas()
-    thin = thin_curve(df, info["train"]["eval_every"], [(info.get("final") or {}).get("solve_step", math.nan)])
+    df, every = table.to_pandas(), (info.get("train") or {}).get("eval_every")
+    thin = thin_curve(df, every, [(info.get("final") or {}).get("solve_step")]) if every else df
     if stored == {META_KEY} and len(thin) == len(df):
         return False
     write_run_table(Path(path), thin, info)
