@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from .analysis import (
+    axes,
     curves,
     endpoint_words,
     endpoints,
@@ -105,8 +106,8 @@ def _sensitivity(runs: pd.DataFrame) -> str:
 def _scaling(everything: pd.DataFrame) -> list[str]:
     order = list(NAMES)
     out = []
-    for axis in scaling.axes_present(everything):
-        spec, table = scaling.AXES[axis], scaling.outcomes(everything, axis)
+    for axis in axes.axes_present(everything):
+        spec, table = axes.AXES[axis], scaling.outcomes(everything, axis)
         out += [f"### {spec.label}", "", f"Each cell at its best lr; {words.protocol_label(table)}.", ""]
         out += [scaling.grid_markdown(scaling.solved_grid(table, order), axis), ""]
         th = scaling.thresholds(table, order)

@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.analysis import endpoint_words, endpoints, findings, scaling, similarity, verdicts, words
+from core.analysis import endpoint_words, endpoints, findings, similarity, verdicts, words
+from core.analysis.axes import AXES
 from core.dashboard import catalog, charts, plots, ui, urls
 from core.dashboard.plots import ORDER, matrix
 
@@ -138,7 +139,7 @@ if not cmp.empty or not ends.empty:
     cells = verdicts.matrix_cells(cmp, ends, thresholds)
     rows = [n for n in ORDER if n in set(cells.attention)]
     columns = tasks_shown + [verdicts.scan_column(a) for a in axes]
-    titles = {scaling.AXES[a].title: a for a in axes}
+    titles = {AXES[a].title: a for a in axes}
     keep = urls.sidebar_state()
     links = {(r, c): urls.href(*urls.evidence(r, c, titles, ui.BEST), keep) for r in rows for c in columns}
     how = endpoints.protocol(runs)
@@ -156,7 +157,7 @@ if not cmp.empty or not ends.empty:
             if r.task in tasks_shown
         )
         + "; scans: "
-        + "; ".join(f"{scaling.AXES[a].var}: {words.protocol_label(tables[a])}" for a in axes)
+        + "; ".join(f"{AXES[a].var}: {words.protocol_label(tables[a])}" for a in axes)
     )
     st.html(matrix.verdict_html(cells, rows, columns, links))  # HTML: drawn with the page, before plotly.js loads
     with st.container(horizontal=True):  # each button as wide as its label

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from core.analysis import endpoints, findings, scaling, stats, words
+from core.analysis import axes, endpoints, findings, scaling, stats, words
 from core.dashboard import ui, urls
 from core.dashboard.plots import ORDER
 from core.dashboard.plots.scaling import outcome_vs_axis
@@ -33,9 +33,9 @@ axis = urls.url_widget(
     "axis",
     present[0],
     options=present,
-    format_func=lambda a: f"{scaling.AXES[a].title}: {scaling.AXES[a].label} ({scaling.AXES[a].question})",
+    format_func=lambda a: f"{axes.AXES[a].title}: {axes.AXES[a].label} ({axes.AXES[a].question})",
 )
-spec = scaling.AXES[axis]
+spec = axes.AXES[axis]
 table = tables[axis]
 order = [n for n in ORDER if n in set(table.attention)]
 c = st.columns(2)

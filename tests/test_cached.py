@@ -223,7 +223,7 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
     """Cross-check: the cached views keyed by (store, fingerprint, selection) against the plain functions."""
     import pandas as pd
 
-    from core.analysis import curves, findings, scaling, words
+    from core.analysis import axes, curves, findings, scaling, words
     from core.dashboard import selection
     from core.results import store as st_store
     from core.results.stores import BUNDLED
@@ -255,7 +255,7 @@ def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
 
     tables = cached.scan_tables(store, fp, selection.scan_key(sel))
     scanned = selection.scanned(runs, sel)
-    assert list(tables) == scaling.axes_present(scanned) and "d_head" in tables
+    assert list(tables) == axes.axes_present(scanned) and "d_head" in tables
     pd_eq = [tables[a].equals(scaling.outcomes(scanned, a)) for a in tables]
     assert all(pd_eq), pd_eq
     said = cached.scan_words(store, fp, selection.scan_key(sel), ("tied_qk",))

@@ -6,14 +6,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from tiny import tiny_run
 
 from core.analysis import curves
-from core.experiments.run_job import Job, record
+from core.experiments.run_job import record
 from core.results import runfile
 from core.results import store as st
-from core.training.config import ModelConfig, TaskConfig, TrainConfig
-from core.training.tasks import make_task
-from core.training.train import train_ensemble
 
 
 def _curve(steps, solve_at: int) -> pd.DataFrame:
@@ -45,15 +43,7 @@ def test_the_solve_step_and_the_last_step_survive_so_time_to_solve_reads_the_sam
 @pytest.fixture(scope="module")
 def long_run():
     """A run of 80 steps evaluated at every one: 81 evaluations, past the DENSE ones."""
-    task = TaskConfig("sort", eval_size=32)
-    t = make_task(task)
-    job = Job(
-        ModelConfig(attention="standard", d_model=16, n_heads=2, vocab_size=t.vocab_size, max_len=t.seq_len),
-        task,
-        TrainConfig(steps=80, eval_every=1),
-        (0,),
-    )
-    return job, train_ensemble(job.model, job.task, job.train, [0], "cpu")[0]
+    return tiny_run("standard", steps=80, eval_every=1)
 
 
 def test_a_stored_run_keeps_the_thinned_curve_and_the_numbers_of_every_evaluation(tmp_path, long_run):

@@ -17,10 +17,10 @@ def test_the_verdict_matrix_states_each_columns_protocol():
     for r in endpoints.protocol(findings_view(st.load_runs(ROOT / "data"))).itertuples():
         assert f"{r.task}: " + ("to the criterion" if r.until == "solved" else f"a fixed {r.steps:,} steps") in said
     runs = st.load_runs(ROOT / "data")
-    from core.analysis import scaling, words
+    from core.analysis import axes, scaling, words
 
-    for axis in scaling.axes_present(runs):  # each scan axis's own protocol, as its table's runs were trained
-        assert f"{scaling.AXES[axis].var}: {words.protocol_label(scaling.outcomes(runs, axis))}" in said
+    for axis in axes.axes_present(runs):  # each scan axis's own protocol, as its table's runs were trained
+        assert f"{axes.AXES[axis].var}: {words.protocol_label(scaling.outcomes(runs, axis))}" in said
 
 
 def findings_view(runs):
@@ -115,7 +115,7 @@ def test_overview_findings_are_computed_at_best_lr_and_table_covers_grid():
 
 
 def test_overview_answers_each_seed_question_in_one_line_with_the_full_answer_on_hover():
-    from core.analysis import endpoint_words, scaling, words
+    from core.analysis import axes, endpoint_words, scaling, words
     from core.results import store as st
 
     at = open_page("overview")
@@ -139,7 +139,7 @@ def test_overview_answers_each_seed_question_in_one_line_with_the_full_answer_on
     # 002 (the tied variants): its full answer reads every axis scanned (each tied variant whose threshold differs
     # from standard's), and a second link opens those scans
     said = 0
-    for axis in scaling.axes_present(runs):
+    for axis in axes.axes_present(runs):
         for line in words.scan_sentences(scaling.outcomes(runs, axis), axis, ["standard", "tied_qk", "tied_qkv"]):
             assert line.replace("**", "`", 2) in answers[2].proto.help, axis
             said += 1
@@ -190,7 +190,7 @@ def test_overview_draws_its_seeds_strip_only_when_opened_and_a_link_can_open_it(
 def test_the_verdict_matrix_has_one_cell_per_parameterization_and_column_each_from_its_statistic():
     import pandas as pd
 
-    from core.analysis import endpoints, scaling, verdicts
+    from core.analysis import axes, endpoints, scaling, verdicts
     from core.results import store as st
 
     runs = st.load_runs(ROOT / "data")
@@ -198,7 +198,7 @@ def test_the_verdict_matrix_has_one_cell_per_parameterization_and_column_each_fr
     ends = endpoints.endpoints(view, sorted(set(view.attention)), sorted(set(view.task)))
     ends = ends[ends.ref_seeds.notna()]
     order = ["standard", "tied_qk", "tied_qkv", "identity"]
-    thresholds = {a: scaling.thresholds(scaling.outcomes(runs, a), order) for a in scaling.axes_present(runs)}
+    thresholds = {a: scaling.thresholds(scaling.outcomes(runs, a), order) for a in axes.axes_present(runs)}
     cells = verdicts.matrix_cells(pd.DataFrame(), ends, thresholds)
     assert not cells.duplicated(["attention", "column"]).any() and "standard" not in set(cells.attention)
     by_cell = cells.set_index(["attention", "column"])

@@ -6,7 +6,7 @@ import pytest
 from apptest import array, open_page, specs
 from streamlit.testing.v1 import AppTest
 
-from core.analysis import endpoints, scaling, survival, words
+from core.analysis import axes, endpoints, scaling, survival, words
 from core.results import runfile as rf
 from core.results import store as st
 
@@ -26,8 +26,8 @@ SOLVES_FROM = {"standard": 1, "tied_qk": 2, "identity": None}  # steps from an a
 
 
 def _config(axis: str, value: int) -> dict:
-    spec = scaling.AXES[axis]
-    cfg = {k: v for k, v in {**scaling.BASE, **dict(spec.base)}.items() if k != "steps"}
+    spec = axes.AXES[axis]
+    cfg = {k: v for k, v in {**axes.BASE, **dict(spec.base)}.items() if k != "steps"}
     cfg[spec.var] = value
     if spec.var == "d_model":
         cfg["d_head"] = value // 4
@@ -50,7 +50,7 @@ def fake_runs(seeds: int = 5) -> pd.DataFrame:
                     continue
                 for lr in (1e-3, 3e-3):
                     for seed in range(seeds):
-                        steps_in = i if scaling.AXES[axis].grows else len(values) - 1 - i
+                        steps_in = i if axes.AXES[axis].grows else len(values) - 1 - i
                         solved = first is not None and steps_in >= first and lr == 1e-3
                         rows.append(
                             {
@@ -76,36 +76,36 @@ def fake_runs(seeds: int = 5) -> pd.DataFrame:
     return pd.DataFrame(rows).drop_duplicates("run_id")
 
 
-@pytest.mark.parametrize("axis", list(scaling.AXES))
+@pytest.mark.parametrize("axis", list(axes.AXES))
 def test_each_axis_finds_its_runs_and_the_threshold_of_each_parameterization(axis):
     runs = fake_runs()
-    on = scaling.axis_runs(runs, axis)
+    on = axes.axis_runs(runs, axis)
     assert sorted(set(on.x)) == SETTINGS[axis]
-    assert set(on.task) == {dict(scaling.AXES[axis].base).get("task", scaling.BASE["task"])}  # its own task only
+    assert set(on.task) == {dict(axes.AXES[axis].base).get("task", axes.BASE["task"])}  # its own task only
     table = scaling.outcomes(runs, axis)
     assert (table.lr == 1e-3).all() | (table.share == 0).all()  # each cell at its best lr on validation
-    grows = scaling.AXES[axis].grows
+    grows = axes.AXES[axis].grows
     th = scaling.thresholds(table, ["standard", "tied_qk", "identity"]).set_index("attention")
     tied_qk = SETTINGS[axis][2 if grows else 0]  # it solves only at the easiest setting
     assert th.threshold["standard"] == SETTINGS[axis][1] and th.threshold["tied_qk"] == tied_qk
     assert th.vs_reference["tied_qk"].startswith("needs" if grows else "reaches") and th.n["standard"] == 5
     verdicts = {"standard": "equivalent", "tied_qk": "worse", "identity": "worse"}
     assert th.verdict.to_dict() == {k: v for k, v in verdicts.items() if k in th.index}  # identity: no d_head axis
-    lines, var = words.scan_sentences(table, axis, ["standard", "tied_qk", "identity"]), scaling.AXES[axis].var
+    lines, var = words.scan_sentences(table, axis, ["standard", "tied_qk", "identity"]), axes.AXES[axis].var
     if grows:
         assert lines[0].startswith(f"**tied_qk** needs {var} ≥ {tied_qk} where standard needs {var} ≥ ")
     else:
         assert lines[0].startswith(f"**tied_qk** solves up to {var} ≤ {tied_qk} where standard solves up to ")
     if axis != "d_head":
         assert lines[1].startswith("**identity** " + ("needs more than the largest" if grows else "solves at no"))
-    assert scaling.AXES[axis].name == axis
+    assert axes.AXES[axis].name == axis
 
 
 @pytest.mark.parametrize("axis", ["d_model", "n_heads"])
 def test_a_threshold_is_the_hardest_setting_solved_and_an_easier_lapse_is_stated_beside_it(axis):
     """At 5 seeds a cell can solve a harder setting and miss an easier one (4/5, then 3/5): the threshold is still
     the hardest setting it solves (the issue's definition), and the miss is named in its row and sentence."""
-    values = [16, 32, 64, 128] if scaling.AXES[axis].grows else [8, 4, 2, 1]  # hardest first
+    values = [16, 32, 64, 128] if axes.AXES[axis].grows else [8, 4, 2, 1]  # hardest first
     solved = {"standard": [0, 0, 5, 5], "stacked": [0, 0, 5, 3], "bilinear": [0, 4, 3, 5], "tied_qk": [0, 0, 0, 5]}
     table = pd.DataFrame(
         [
@@ -140,8 +140,8 @@ def test_a_threshold_is_the_hardest_setting_solved_and_an_easier_lapse_is_stated
     weak = scaling.thresholds(weak.assign(share=weak.solved / 5), list(solved)).set_index("attention")
     assert weak.threshold["bilinear"] == values[1] and weak.verdict["bilinear"] == "inconclusive"  # 4/5 vs 2/5
     lines = words.scan_sentences(table, axis, list(solved))
-    says = "needs" if scaling.AXES[axis].grows else "solves up to"
-    sign = "≥" if scaling.AXES[axis].grows else "≤"
+    says = "needs" if axes.AXES[axis].grows else "solves up to"
+    sign = "≥" if axes.AXES[axis].grows else "≤"
     assert lines[0].startswith(f"**stacked** {says} {axis} {sign} {values[2]}, as standard does (the hardest ")
     assert lines[0].endswith(f", but not at the easier {axis} {values[3]} (3/5).")
     assert lines[1].startswith(f"**bilinear** {says} {axis} {sign} {values[1]} where standard {says} {axis} {sign} ")
@@ -160,12 +160,12 @@ def test_a_threshold_is_the_hardest_setting_solved_and_an_easier_lapse_is_stated
 def test_runs_off_the_axis_are_left_out():
     runs = fake_runs()
     two = runs[(runs.d_head == 4) & (runs.d_model == 64)].assign(n_heads=2)  # two things changed at once
-    assert scaling.axis_runs(pd.concat([runs, two]), "d_head").x.tolist().count(4) == len(
-        scaling.axis_runs(runs, "d_head").query("x == 4")
+    assert axes.axis_runs(pd.concat([runs, two]), "d_head").x.tolist().count(4) == len(
+        axes.axis_runs(runs, "d_head").query("x == 4")
     )
     allowed = "d_head, d_model, n_heads, length, n_heads_induction"
     with pytest.raises(ValueError, match=f"axis: unknown 'width'; allowed: {allowed}"):
-        scaling.axis_runs(runs, "width")
+        axes.axis_runs(runs, "width")
 
 
 def _write_store(root, runs: pd.DataFrame):
@@ -231,7 +231,7 @@ def test_a_threshold_whose_parting_cell_was_still_improving_at_the_cap_is_open_n
     assert words.threshold_cell("d_head", next(flat.iloc[[1]].itertuples())) == "never"
 
 
-@pytest.mark.parametrize("axis", list(scaling.AXES))
+@pytest.mark.parametrize("axis", list(axes.AXES))
 def test_the_scaling_page_draws_every_axis(axis, scan_store, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_STORES", str(scan_store))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
@@ -245,14 +245,14 @@ def test_the_scaling_page_draws_every_axis(axis, scan_store, monkeypatch):
     names = {t.get("name") for t in charts[0]["data"] if t.get("showlegend", True)}
     assert names == ({"standard", "tied_qk"} if axis == "d_head" else {"standard", "tied_qk", "identity"})
     text = " ".join(m.value for m in at.markdown)
-    var = scaling.AXES[axis].var
-    assert (f"needs {var} ≥" if scaling.AXES[axis].grows else f"solves up to {var} ≤") in text
+    var = axes.AXES[axis].var
+    assert (f"needs {var} ≥" if axes.AXES[axis].grows else f"solves up to {var} ≤") in text
     th = at.dataframe[0].value.set_index("attention")
     assert th.threshold["standard"] == words.threshold_text(axis, SETTINGS[axis][1])  # words, never a NaN
     assert th.threshold.get("identity", "never") == "never"
 
 
-@pytest.mark.parametrize("axis", list(scaling.AXES))
+@pytest.mark.parametrize("axis", list(axes.AXES))
 def test_outcomes_per_cell_agree_with_the_scalar_statistics_on_the_bundled_scans(axis):
     """outcomes aggregates all cells at once; each row must equal findings' one-cell functions applied to that
     cell's runs at its best lr (real runs: unsolved seeds still improving, diverged ones, several lrs)."""
@@ -261,11 +261,11 @@ def test_outcomes_per_cell_agree_with_the_scalar_statistics_on_the_bundled_scans
     from core.results import store
 
     runs = store.load_runs(ROOT / "data")
-    if axis not in scaling.axes_present(runs):  # only an axis of a task being retrained may be absent
-        assert dict(scaling.AXES[axis].base).get("task") in RETRAINING
+    if axis not in axes.axes_present(runs):  # only an axis of a task being retrained may be absent
+        assert dict(axes.AXES[axis].base).get("task") in RETRAINING
         return
     table = scaling.outcomes(runs, axis)
-    best = findings.at_best_lr(findings.at_longest(scaling.axis_runs(runs, axis)))
+    best = findings.at_best_lr(findings.at_longest(axes.axis_runs(runs, axis)))
     assert len(table) == best.groupby(["attention", "x"]).ngroups > 0
     for row in table.itertuples():
         g = best[(best.attention == row.attention) & (best.x == row.x)]
@@ -288,8 +288,8 @@ def test_the_scaling_page_draws_steps_to_solve_on_a_criterion_axis_only():
     """On an axis trained to the criterion, "steps to solve" plots each cell's Kaplan-Meier median on a log axis;
     an axis on a fixed budget does not offer it."""
     runs = st.load_runs(ROOT / "data")
-    criterion = [a for a in scaling.axes_present(runs) if (scaling.outcomes(runs, a).until == "solved").all()]
-    fixed = [a for a in scaling.axes_present(runs) if a not in criterion]
+    criterion = [a for a in axes.axes_present(runs) if (scaling.outcomes(runs, a).until == "solved").all()]
+    fixed = [a for a in axes.axes_present(runs) if a not in criterion]
     at = open_page("scaling", axis=criterion[0], sc_y="median_steps")
     assert at.radio(key="sc_y").value == "median_steps"
     fig = specs(at)[0]
@@ -306,10 +306,10 @@ def test_the_scaling_page_draws_steps_to_solve_on_a_criterion_axis_only():
 
 def test_an_axis_is_read_under_one_protocol_the_criterion_once_two_of_its_values_have_it():
     runs = fake_runs().assign(until="steps")
-    on = scaling.axis_runs(runs, "d_head")
+    on = axes.axis_runs(runs, "d_head")
     crit = on[on.x == 16].assign(until="solved", run_id=lambda d: "c" + d.run_id, steps=6400)
-    one = scaling.axis_runs(pd.concat([runs, crit]), "d_head")
+    one = axes.axis_runs(pd.concat([runs, crit]), "d_head")
     assert (one.until == "steps").all() and sorted(set(one.x)) == SETTINGS["d_head"]  # one criterion point: not yet
     crit8 = on[on.x == 8].assign(until="solved", run_id=lambda d: "c" + d.run_id, steps=6400)
-    two = scaling.axis_runs(pd.concat([runs, crit, crit8]), "d_head")
+    two = axes.axis_runs(pd.concat([runs, crit, crit8]), "d_head")
     assert (two.until == "solved").all() and sorted(set(two.x)) == [8, 16]  # never the two protocols mixed

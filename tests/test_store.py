@@ -9,28 +9,20 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from tiny import tiny_run
 
-from core.experiments.run_job import Job, record
+from core.experiments.run_job import record
 from core.results import claims, provenance, weights
 from core.results import store as st
-from core.training.config import ModelConfig, TaskConfig, TrainConfig
+from core.training.config import TrainConfig
 from core.training.tasks import make_task
-from core.training.train import train_ensemble
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def trained():
-    task = TaskConfig("sort", eval_size=32)
-    t = make_task(task)
-    job = Job(
-        ModelConfig(attention="stacked", d_model=16, n_heads=2, vocab_size=t.vocab_size, max_len=t.seq_len),
-        task,
-        TrainConfig(steps=10, eval_every=5),
-        (0,),
-    )
-    return job, train_ensemble(job.model, job.task, job.train, [0], "cpu")[0]
+    return tiny_run()
 
 
 def write(store, job, result):

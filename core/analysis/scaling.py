@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from . import endpoints, findings, markdown, stats, survival
-from .axes import AXES, BASE, Axis, axes_present, axis_grows, axis_runs, axis_var, protocol  # noqa: F401 (its API)
+from .axes import AXES, axis_grows, axis_runs
 
 
 def best_runs(runs: pd.DataFrame, axis: str) -> pd.DataFrame:

@@ -5,7 +5,7 @@ their tests check numbers and these tests check the words."""
 import numpy as np
 import pandas as pd
 
-from . import curves, findings, scaling, stats
+from . import axes, curves, findings, scaling, stats
 
 
 def _ratio(c) -> str:
@@ -107,19 +107,19 @@ def protocol_label(table: pd.DataFrame) -> str:
 
 def _noun(axis: str) -> str:
     """The variable as a sentence names it: "n_heads", or "n_heads on induction" off BASE's task."""
-    task = scaling.AXES[axis].task if axis in scaling.AXES else None
-    return f"{scaling.axis_var(axis)} on {task}" if task else scaling.axis_var(axis)
+    task = axes.AXES[axis].task if axis in axes.AXES else None
+    return f"{axes.axis_var(axis)} on {task}" if task else axes.axis_var(axis)
 
 
 def threshold_text(axis: str, t: float, open_at: str = "") -> str:
     """How a threshold reads: "d_head ≥ 8" or "n_heads ≤ 4" (the hardest value it solves), or "never"; with
     `open_at` (scaling.thresholds' open: where it stops solving, its seeds still improving at the cap) it says
     so, and a threshold never reached is "not by the cap", not "never"."""
-    var = scaling.axis_var(axis)
+    var = axes.axis_var(axis)
     if np.isnan(t):
         said = "not by the cap" if open_at else "never"
     else:
-        said = f"{var} {'≥' if scaling.axis_grows(axis) else '≤'} {t:g}"
+        said = f"{var} {'≥' if axes.axis_grows(axis) else '≤'} {t:g}"
     return said + (f" (open: at {var} {open_at} unsolved seeds still improving at the cap)" if open_at else "")
 
 
@@ -128,7 +128,7 @@ def threshold_cell(axis: str, r) -> str:
     "never", or "open" (never reached by the cap, its seeds still improving)."""
     if np.isnan(r.threshold):
         return "open" if r.open else "never"
-    said = threshold_text(axis, r.threshold).removeprefix(f"{scaling.axis_var(axis)} ")
+    said = threshold_text(axis, r.threshold).removeprefix(f"{axes.axis_var(axis)} ")
     return said + "*" * bool(r.lapses) + " open" * bool(r.open)
 
 
@@ -136,11 +136,9 @@ def _says(axis: str, t: float) -> str:
     if np.isnan(t):
         noun = _noun(axis)
         return (
-            f"needs more than the largest {noun} scanned"
-            if scaling.axis_grows(axis)
-            else f"solves at no {noun} scanned"
+            f"needs more than the largest {noun} scanned" if axes.axis_grows(axis) else f"solves at no {noun} scanned"
         )
-    return f"{'needs' if scaling.axis_grows(axis) else 'solves up to'} {threshold_text(axis, t)}"
+    return f"{'needs' if axes.axis_grows(axis) else 'solves up to'} {threshold_text(axis, t)}"
 
 
 def scan_sentences(table: pd.DataFrame, axis: str, order: list[str], reference: str = "standard") -> list[str]:
@@ -160,9 +158,9 @@ def scan_sentences(table: pd.DataFrame, axis: str, order: list[str], reference: 
         out.append(
             f"**{r.attention}** {_says(axis, r.threshold)}{where} (the hardest {_noun(axis)} at which it "
             f"solves ≥ {findings.ROBUST:.0%} of its seeds at its best lr, {how}; scanned {r.scanned}"
-            + (f"; open: at {scaling.axis_var(axis)} {r.open} unsolved seeds still improving" if r.open else "")
+            + (f"; open: at {axes.axis_var(axis)} {r.open} unsolved seeds still improving" if r.open else "")
             + ")"
-            + (f", but not at the easier {scaling.axis_var(axis)} {r.lapses}." if r.lapses else ".")
+            + (f", but not at the easier {axes.axis_var(axis)} {r.lapses}." if r.lapses else ".")
         )
     return out
 

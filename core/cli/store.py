@@ -73,13 +73,13 @@ def cmd_summary(args, parser):
             print(f"- {r.task} / {r.attention}: {r.lrs_solving} of {r.lrs} ({r.per_lr})")
         print_endpoints(runs)
     if args.scaling:
-        from ..analysis import scaling, words
+        from ..analysis import axes, scaling, words
 
         everything = st.load_runs(args.store)
-        for axis in scaling.axes_present(everything):
+        for axis in axes.axes_present(everything):
             table = scaling.outcomes(everything, axis)
             print(
-                f"\nscaling: {scaling.AXES[axis].title} ({scaling.AXES[axis].label}), each cell at its best lr, "
+                f"\nscaling: {axes.AXES[axis].title} ({axes.AXES[axis].label}), each cell at its best lr, "
                 f"{int(table.steps.iloc[0])} steps"
             )
             grid = scaling.solved_grid(table, list(ATTENTION_NAMES))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ..analysis import curves, findings, scaling, similarity, words
+from ..analysis import axes, curves, findings, scaling, similarity, words
 from ..results import index, weights
 from ..results import store as st_store
 from ..results.stores import BUNDLED
@@ -265,9 +265,9 @@ def scanned(store: str, fp: tuple, sel: tuple) -> pd.DataFrame:
 
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
 def scan_tables(store: str, fp: tuple, sel: tuple) -> dict[str, pd.DataFrame]:
-    """scaling.outcomes on every axis the scanned runs span (scaling.axes_present), in AXES order."""
+    """scaling.outcomes on every axis the scanned runs span (axes.axes_present), in AXES order."""
     df = scanned(store, fp, sel)
-    return {a: scaling.outcomes(df, a) for a in scaling.axes_present(df)}
+    return {a: scaling.outcomes(df, a) for a in axes.axes_present(df)}
 
 
 @st.cache_data(max_entries=4 * MAX_ENTRIES, show_spinner=False)

@@ -113,7 +113,7 @@ class StoreView:
         return cached.scanned(self.store, self.fp, _selection.scan_key(self.sel))
 
     def scan_tables(self) -> dict[str, pd.DataFrame]:
-        """scaling.outcomes of scan_runs() on every axis they span (scaling.axes_present, in its order)."""
+        """scaling.outcomes of scan_runs() on every axis they span (axes.axes_present, in its order)."""
         return cached.scan_tables(self.store, self.fp, _selection.scan_key(self.sel))
 
     def scan_thresholds(self, order: list[str]) -> dict[str, pd.DataFrame]:
