@@ -47,6 +47,7 @@ CRITERION_SWEEPS = (
     f"{_CRITERION_SCAN} --attention all --n-heads 1",
     f"{_EXTENDED_SCAN} --attention all --n-heads 8",
     f"{_CRITERION_SCAN} --attention all --n-heads 2",
+    f"{_CRITERION_SCAN} --attention all --d-model 16",
     f"{_CRITERION_SCAN} --attention all --n-heads 8",
     f"{_EXTENDED_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 4",
     f"{_EXTENDED_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 8",
@@ -72,16 +73,14 @@ SCAN_SWEEPS = tuple(
     f"{_SCAN} {args}"
     for args in (
         f"{_NO_IDENTITY} --d-head 2",
-        "--attention all --d-model 16",
         "--attention all --length 4",
         "--attention all --d-model 128",
         "--attention all --length 16",
         "--attention all --length 32",
     )
 ) + (
-    # the lr grid extended one step up where best lrs sat at its top edge (1e-2)
-    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention all --d-model 16",
-    # and where an unsolved cell's best lr sat there on the d_head axis (identity has no d_head of its own)
+    # the lr grid extended one step up where an unsolved cell's best lr sat at its top edge (1e-2) on the d_head
+    # axis (identity has no d_head of its own)
     f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention standard,tied_qk,tied_qkv,gqa --d-head 2",
     # the grid's half-steps around the best lr, for the cells below 5/5 at d_model 128
     f"{_SCAN.replace('--lr grid', '--lr 0.0005,0.002')} --attention stacked,tied_qkv --d-model 128",
