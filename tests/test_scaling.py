@@ -227,6 +227,10 @@ def test_a_threshold_whose_parting_cell_was_still_improving_at_the_cap_is_open_n
         "d_head ≥ 16 (open: at d_head 8, 4 of 4 unsolved seeds still improving at the cap)"
     )
     assert not scaling.thresholds(table.assign(until="steps"), ["standard", "tied_qkv"]).open.any()
+    easier = table.assign(x=table.x.map({16: 8, 8: 16}))  # tied_qkv now solves the harder 8, lapses at 16
+    assert scaling.thresholds(easier, ["standard", "tied_qkv"]).lapses.tolist() == ["", "16 (1/5, open)"]
+    flat_lapse = scaling.thresholds(easier.assign(improving=0), ["standard", "tied_qkv"])
+    assert flat_lapse.lapses.tolist() == ["", "16 (1/5)"]
     flat = scaling.thresholds(table.assign(improving=0), ["standard", "identity"])
     assert words.threshold_cell("d_head", next(flat.iloc[[1]].itertuples())) == "never"
 

@@ -133,9 +133,10 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     (NaN: none), with n there, against the reference's (the first of `order`) in words and as a verdict
     (better, equivalent, worse; inconclusive: neither solves). On an axis that grows (the table's Axis.grows)
     easier is larger and the threshold the smallest such value; otherwise easier is smaller and it is the
-    largest. `lapses`: easier values at which it then does not solve (k/n there), which at a few seeds per
-    setting can be noise; they are stated beside the threshold, not hidden by it. `open`: the setting where it
-    stops solving, where that cell is open (_open_at): its threshold may move with a higher cap."""
+    largest. `lapses`: easier values at which it then does not solve (k/n there, and whether that cell is open),
+    which at a few seeds per setting can be noise; they are stated beside the threshold, not hidden by it.
+    `open`: the setting where it stops solving, where that cell is open (_open_at): its threshold may move with a
+    higher cap."""
     grows = axis_grows(table.axis.iloc[0]) if len(table) else True
     groups = dict(list(table.groupby("attention", sort=False)))
     rows = []
@@ -153,7 +154,7 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
                 "threshold": x[first] if first is not None else np.nan,
                 "n": int(n[first]) if first is not None else np.nan,
                 "scanned": ", ".join(f"{v:g}" for v in sorted(x)),
-                "lapses": ", ".join(f"{x[i]:g} ({solved[i]:.0f}/{n[i]:.0f})" for i in missed),
+                "lapses": ", ".join(_lapse(g.iloc[hardest_first[i]]) for i in missed),
                 "open": _open_at(g.iloc[hardest_first[parting]]) if parting is not None else "",
             }
         )
@@ -173,6 +174,12 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
             for i, (t, p) in enumerate(zip(out.threshold, out.p_holm.fillna(1.0)))
         ]
     return out
+
+
+def _lapse(cell) -> str:
+    """An easier setting it does not solve, with k/n there ("4 (1/5)"), and ", open" where that cell is open
+    (_open_at): a lapse a higher cap may close is not the same finding as one it cannot."""
+    return f"{cell.x:g} ({cell.solved:.0f}/{cell.n:.0f}{', open' if _open_at(cell) else ''})"
 
 
 def _open_at(cell) -> str:
