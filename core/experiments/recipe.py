@@ -47,6 +47,7 @@ CRITERION_SWEEPS = (
     f"{_CRITERION_SCAN} --attention all --n-heads 1",
     f"{_EXTENDED_SCAN} --attention all --n-heads 8",
     f"{_CRITERION_SCAN} --attention all --n-heads 2",
+    f"{_CRITERION_SCAN} --attention all --length 4",
     f"{_CRITERION_SCAN} --attention all --d-model 16",
     f"{_CRITERION_SCAN} --attention all --n-heads 8",
     f"{_EXTENDED_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 4",
@@ -73,7 +74,6 @@ SCAN_SWEEPS = tuple(
     f"{_SCAN} {args}"
     for args in (
         f"{_NO_IDENTITY} --d-head 2",
-        "--attention all --length 4",
         "--attention all --d-model 128",
         "--attention all --length 16",
         "--attention all --length 32",
