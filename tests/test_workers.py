@@ -194,3 +194,15 @@ def test_a_fresh_store_borrows_the_prior_stores_history(tmp_path):
     merged = sweep.with_prior(own, prior)
     assert list(merged.steps_done) == [64]  # the store's own history of a pair wins over the prior's
     assert list(sweep.with_prior(_history([]), prior).steps_done) == [6400]
+
+
+def test_the_prior_is_not_read_where_the_stores_own_history_covers_every_job(tmp_path, monkeypatch):
+    crit = TrainConfig(steps=100, eval_every=10, until="solved", schedule="constant")
+    todo = [(j, j.members) for j in sweep.plan(["identity", "standard"], ["associative_recall"], 2, crit)]
+    own = _history([("associative_recall", a, "solved", 6400, 64) for a in ("identity", "standard")])
+    read = []
+    monkeypatch.setattr(sweep.st, "load_runs", lambda store: read.append(store) or own)
+    assert sweep._history(tmp_path / "own", todo, prior=tmp_path) is own and read == [tmp_path / "own"]
+    other = [(j, j.members) for j in sweep.plan(["stacked"], ["sort"], 1, crit)]
+    sweep._history(tmp_path / "own", todo + other, prior=tmp_path)
+    assert read[-1] == tmp_path  # a pair the store has never trained: the prior is read

@@ -185,10 +185,13 @@ def run(
 def _history(store, todo, prior=BUNDLED) -> pd.DataFrame:
     """The runs whose criterion shares order the jobs (longest_first): the store's own, and the prior store's (the
     bundled results) for each task and parameterization the store has no criterion run of, so a fresh store's first
-    sweep also starts the jobs known to train long first. Order only: no result depends on it."""
+    sweep also starts the jobs known to train long first. Order only: no result depends on it. The prior is read
+    only where the store's own history leaves a job's pair unknown."""
     if not any(job.train.until == "solved" for job, _ in todo):
         return pd.DataFrame()
     own = st.load_runs(store)
+    if {(job.task.name, job.model.attention) for job, _ in todo} <= set(criterion_shares(own).index):
+        return own
     try:
         known = st.load_runs(prior) if prior is not None and Path(prior).is_dir() else pd.DataFrame()
     except OSError:  # an unreadable prior costs the order, never the sweep
@@ -200,10 +203,9 @@ def with_prior(own: pd.DataFrame, prior: pd.DataFrame) -> pd.DataFrame:
     """own's runs, then prior's criterion runs of each (task, attention) that own has no criterion run of."""
     if prior.empty or "until" not in prior:
         return own
-    pairs = lambda r: pd.MultiIndex.from_frame(r[["task", "attention"]])  # noqa: E731
-    mine = own[own.until == "solved"] if "until" in own else own.iloc[:0]
+    mine = set(criterion_shares(own).index)
     theirs = prior[prior.until == "solved"]
-    return pd.concat([own, theirs[~pairs(theirs).isin(pairs(mine))]], ignore_index=True)
+    return pd.concat([own, theirs[[k not in mine for k in zip(theirs.task, theirs.attention)]]], ignore_index=True)
 
 
 def _add(counts: dict, done: dict) -> None:
