@@ -9,6 +9,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -73,8 +74,9 @@ def write_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
 def write_run_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
     """A run's metrics in one 4 KiB disk block (about 3.3 KB where write_table gives 6.6 KB, two blocks): no Arrow
     schema copy (it repeats the metadata, base64), compact JSON, no column statistics (a run file is read whole),
-    and dictionaries only for the repeated strings. Read back, its values and metadata are write_table's."""
-    table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
+    and dictionaries only for the repeated strings. Values are float32: the evaluated metrics are float32
+    tensors' values, exact in it; only timings and the running train-loss mean lose digits past the seventh."""
+    table = pa.Table.from_pandas(df.astype({"value": np.float32}), preserve_index=False).replace_schema_metadata(None)
     text = json.dumps(meta, separators=(",", ":"))
 
     def write(tmp):
@@ -98,10 +100,10 @@ def _write(path: Path, table: pa.Table) -> None:
 
 
 def slim(path: Path, run: bool = False) -> bool:
-    """Rewrite a file in today's layout (write_run_table's for a run file, its curve thinned as thin_curve does,
-    else without pandas' schema entry), its attention_lab metadata unchanged (atomically: a kill mid-way leaves
-    the old file); False where it is already in that layout, or cannot be read (readers set such a file aside
-    with their own warning; it is left exactly as it is)."""
+    """Rewrite a file in today's layout (write_run_table's for a run file: its curve thinned as thin_curve does,
+    its values float32; else without pandas' schema entry), its attention_lab metadata unchanged (atomically: a
+    kill mid-way leaves the old file); False where it is already in that layout, or cannot be read (readers set
+    such a file aside with their own warning; it is left exactly as it is)."""
     try:
         table = pq.read_table(path)
         stored = set(pq.ParquetFile(path).metadata.metadata or {})
@@ -118,7 +120,7 @@ def slim(path: Path, run: bool = False) -> bool:
     info = json.loads(meta[META_KEY])
     df, every = table.to_pandas(), (info.get("train") or {}).get("eval_every")
     thin = thin_curve(df, every, [(info.get("final") or {}).get("solve_step")]) if every else df
-    if stored == {META_KEY} and len(thin) == len(df):
+    if stored == {META_KEY} and len(thin) == len(df) and pa.types.is_float32(table.schema.field("value").type):
         return False
     write_run_table(Path(path), thin, info)
     return True
