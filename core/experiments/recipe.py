@@ -1,6 +1,6 @@
 """The lab's recipe: every command behind data/, in the order they ran, and what runs after them.
 
-docs/reproduce.md is generated from it (core/report.py) and tests/test_bundled.py checks data/ against it; a
+docs/reproduce.md is generated from it (core/report/) and tests/test_bundled.py checks data/ against it; a
 stored file's own record of what made it is core.results.provenance.
 """
 

@@ -1,0 +1,88 @@
+"""docs/reproduce.md: the commands behind a store, in order, each with the runs it stored and its compute."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..analysis import markdown
+from ..experiments import recipe
+from ..results import store as st
+from .common import HEADER
+
+
+def _records(store: Path) -> pd.DataFrame:
+    """Every sweep record of the store, one row each, with the documented command it ran."""
+    rows = []
+    for path in sorted((store / "bench").glob("sweep-*.parquet")):
+        record = st.read_meta(path)["provenance"]
+        rows.append(pd.read_parquet(path).iloc[0].to_dict() | {"command": recipe.scan_command(record["command"])})
+    return pd.DataFrame(rows)
+
+
+def _compute(records: pd.DataFrame) -> pd.DataFrame:
+    """Per documented command, what its sweep records measured (summed over resumed parts)."""
+    if records.empty:
+        return records
+    return records.groupby("command", sort=False).agg(
+        runs=("runs", "sum"), gflop=("gflop", "sum"), seconds=("seconds", "sum"), parts=("runs", "size")
+    )
+
+
+def reproduce(store: Path, command: str) -> str:
+    """docs/reproduce.md: the commands behind the store, in order, each with the runs it stored and its compute."""
+    runs = st.load_runs(store)
+    made = runs.command.map(recipe.scan_command).value_counts()
+    records = _records(store)
+    compute = _compute(records)
+    # older records: written before runs recorded where a sweep took them up (no `carried`)
+    old = int(records.carried.isna().sum()) if "carried" in records else len(records)
+    rows = []
+    for c in (*recipe.BUNDLED_SWEEPS, *recipe.CRITERION_SWEEPS, *recipe.SCAN_SWEEPS):
+        m = compute.loc[c] if c in compute.index else None
+        rows.append(
+            {
+                "command": f"`{c}`",
+                "runs in the store": int(made.get(c, 0)),
+                "GFLOP": "" if m is None else f"{m.gflop:,.0f}",
+                "wall": ""
+                if m is None
+                else f"{m.seconds / 60:,.0f} min" + (f" ({m.parts} parts)" if m.parts > 1 else ""),
+            }
+        )
+    table = pd.DataFrame(rows)
+    total = compute.gflop.sum() if not compute.empty else 0.0
+    hours = compute.seconds.sum() / 3600 if not compute.empty else 0.0
+    lines = [
+        "# Reproducing `data/`",
+        "",
+        HEADER.format(command=command),
+        "",
+        f"`data/` holds {len(runs):,} runs. Run these from the repository root, in order; each resumes (a rerun "
+        "trains only what the store lacks). Every run file records its command, package versions, date and git "
+        "commit (the sidebar shows them). Compute is what each sweep measured itself (`data/bench/sweep-*.parquet`) "
+        "on the 2-core CPU machine it ran on; a sweep resumed across sessions has one record per part it finished (a "
+        "part killed at a session's end leaves none, so its wall time is a floor; a sweep paused while tests ran on "
+        "the same cores counts the pause). The scans "
+        "and the criterion sweeps ran in a scratch store and their files were copied here (a scan point's run files "
+        "only: the pages read no weights of them): a run id is the hash of its configs, so the files are the ones "
+        "`--store data` writes.",
+        "",
+        "## Sweeps",
+        "",
+        markdown.table(table),
+        "",
+        f"In all {total:,.0f} GFLOP over {hours:,.1f} hours of sweeps. A record with a `carried` column counts "
+        "the steps its sweep took: from where it took a run up (a checkpoint, a shorter cap's end state) to where "
+        "the run stopped; runs carried over from a shorter cap count none. "
+        f"{old} of the {len(records)} records are older: they counted every step of the runs they stored, so an "
+        "extension to a higher cap (the `--steps 12800` sweeps beside a 6,400 one) or a resumed part overcounts "
+        "what it trained (a utilisation above the matmul peak in its record shows it); wall time is what each took.",
+        "",
+        "## Then, once the sweeps are in",
+        "",
+        "```",
+        *recipe.AFTER_SWEEPS,
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
