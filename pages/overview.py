@@ -55,7 +55,7 @@ def glance(names: list[str], on: tuple[str, ...]) -> str:
     trained to the criterion; else the tasks' criterion endpoints; else the task verdicts."""
     said = store.scan_words(names)
     lines = [said[axis][1] for axis in on if axis in said and said[axis][1] and criterion_axis(axis)]
-    lines = lines or [x for n in names if (x := endpoint_words.endpoint_glance(ends, n))]
+    lines = lines or [x for n in names if (x := endpoint_words.glance(ends, n))]
     return "; ".join(lines) or task_verdicts(names, short=True) or no_answer(names)
 
 
@@ -203,7 +203,7 @@ if multi_lr:
 elif "standard" in order:
     for line in words.sentences(runs, order, best=lr_mode == ui.BEST, tasks=ui.selection()["tasks"], cmp=cmp):
         st.markdown(f"- {line}")
-    for line in endpoint_words.endpoint_sentences(ends) if not ends.empty else []:
+    for line in endpoint_words.sentences(ends) if not ends.empty else []:
         st.markdown(f"- {line}")
     if not ends.empty and (note := endpoint_words.power_note(ends)):
         st.caption(note)

@@ -122,14 +122,14 @@ def test_a_glance_names_only_the_cells_that_part_from_standard():
             row("d", 5, 300.0, ref_solved=4),
         ]
     )
-    assert endpoint_words.endpoint_glance(table, "x") == "`x` 6× steps on a, 3/5 open on c"  # b: 1.1×; d: more solved
-    assert endpoint_words.endpoint_glance(table.iloc[[1]], "x") == "`x` about standard's steps on every task"
-    assert endpoint_words.endpoint_glance(table, "y") == ""
+    assert endpoint_words.glance(table, "x") == "`x` 6× steps on a, 3/5 open on c"  # b: 1.1×; d: more solved
+    assert endpoint_words.glance(table.iloc[[1]], "x") == "`x` about standard's steps on every task"
+    assert endpoint_words.glance(table, "y") == ""
     # open is one rule (endpoints.is_open): one of 20 censored seeds improving is under a tenth, a result
     few = row("c", 3, float("inf"), censored=20, improving=1)
     assert not endpoints.is_open(pd.Series(few))
-    assert endpoint_words.endpoint_glance(pd.DataFrame([few]), "x") == "`x` 3/5 on c"
-    assert endpoint_words.endpoint_cell(pd.Series(few)) == "3/5"
+    assert endpoint_words.glance(pd.DataFrame([few]), "x") == "`x` 3/5 on c"
+    assert endpoint_words.cell(pd.Series(few)) == "3/5"
 
 
 def test_task_verdicts_join_both_protocols_and_the_verdict_line_names_them():

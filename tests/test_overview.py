@@ -133,7 +133,7 @@ def test_overview_answers_each_seed_question_in_one_line_with_the_full_answer_on
         from core.training.task_specs import TASK_NAMES
 
         ends = endpoints.endpoints(findings.at_main_size(runs), list(NAMES), list(TASK_NAMES))
-        assert endpoint_words.endpoint_glance(ends, "bilinear") in answers[1].value
+        assert endpoint_words.glance(ends, "bilinear") in answers[1].value
     for line in words.scan_sentences(d_head, "d_head", ["standard", "bilinear"]):  # the sentences behind the line
         assert line.replace("**", "`", 2) in answers[1].proto.help
     # 002 (the tied variants): its full answer reads every axis scanned (each tied variant whose threshold differs

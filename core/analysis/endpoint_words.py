@@ -14,7 +14,7 @@ def steps_text(v: float) -> str:
     return "never" if v == float("inf") else f"{v:,.0f}"
 
 
-def endpoint_cell(row) -> str:
+def cell(row) -> str:
     """A criterion cell's text in the verdict matrix: solved k/n where the counts differ, else the ratio of the
     Kaplan-Meier medians of steps to solve ('1.5× steps')."""
     if row.solved != row.ref_solved or row.seeds != row.ref_seeds or not np.isfinite(row.median_steps):
@@ -22,7 +22,7 @@ def endpoint_cell(row) -> str:
     return f"{row.median_steps / row.ref_median:.2g}× steps"
 
 
-def endpoint_hover(row) -> str:
+def hover(row) -> str:
     return (
         f"{row.attention} vs standard on {row.task}, to the criterion (cap {row.cap:,}): "
         f"{endpoints_verdict(row)}<br>solved by the cap {row.solved}/{row.seeds} vs "
@@ -33,7 +33,7 @@ def endpoint_hover(row) -> str:
     )
 
 
-def endpoint_sentences(table: pd.DataFrame) -> list[str]:
+def sentences(table: pd.DataFrame) -> list[str]:
     """One sentence per criterion cell against standard, from endpoints.endpoints."""
     out = []
     for r in table[(table.attention != "standard") & table.ref_seeds.notna()].itertuples():
@@ -71,7 +71,7 @@ def power_note(table: pd.DataFrame) -> str:
     )
 
 
-def endpoint_glance(table: pd.DataFrame, name: str) -> str:
+def glance(table: pd.DataFrame, name: str) -> str:
     """`name`'s criterion cells in a few words: where it solves fewer seeds than standard, or as many at a speed
     more than 1.5× apart ('`tied_qkv` 6× steps on associative_recall, 3/5 open on induction'); 'about standard's
     steps on every task' where neither. Empty where it has no criterion cell."""

@@ -42,8 +42,8 @@ def _endpoint_cell(r) -> dict:
         "attention": r.attention,
         "column": r.task,
         "verdict": endpoints.matrix_verdict(r),
-        "text": endpoint_words.endpoint_cell(r),
-        "hover": endpoint_words.endpoint_hover(r),
+        "text": endpoint_words.cell(r),
+        "hover": endpoint_words.hover(r),
     }
 
 
