@@ -62,39 +62,38 @@ def update_sizes() -> None:
         "The fold above shows `stacked` can express exactly what `standard` can. What differs is optimisation: with "
         "Adam every factor moves by about lr per entry, so a product of two factors moves further per step. Below, "
         "the measured relative change per step of each layer's effective W_QK and W_OV (sampled every few steps, "
-        "mean over layers and seeds), every parameterization at one shared lr. Note also that `stacked` carries "
-        "3·D² more parameters per layer, all under weight decay and inside the clipped gradient norm, and that "
-        "`identity` has no attention parameters at all (no W_Q, W_K, W_V or W_O)."
+        "mean over layers and seeds), every parameterization at one shared lr on one task. Note also that "
+        "`stacked` carries 3·D² more parameters per layer, all under weight decay and inside the clipped gradient "
+        "norm, and that `identity` has no attention parameters at all (no W_Q, W_K, W_V or W_O)."
     )
-    every = store.selected_runs(finished=True, lr=ui.ALL, steps=selection.ANY_LENGTH)
-    every = findings.one_length(every)  # one length for all: a mean over tasks of different lengths would jump
+    every = findings.one_protocol(store.selected_runs(finished=True, lr=ui.ALL, steps=selection.ANY_LENGTH))
     if every.empty:
-        st.info(
-            "No runs of a fixed training length in this selection: update sizes are compared over runs of "
-            "one length, and runs trained to the criterion stop at different steps."
-        )
+        st.info("No finished runs in this selection.")
         return
-    lrs = sorted(set(every.lr))
+    lrs, tasks = sorted(set(every.lr)), [t for t in catalog.TASK_NAMES if t in set(every.task)]
     options = [f"{v:g}" for v in lrs]
-    shared = urls.url_widget(st.selectbox, "shared lr", "mech_lr", options[len(options) // 2], options=options)
-    tidy = store.metrics(
-        every.run_id.unique(), [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(every.n_layers.max()))]
-    )
-    sizes = curves.update_sizes(tidy, every)
+    c = st.columns(2)
+    shared = urls.url_widget(c[0].selectbox, "shared lr", "mech_lr", options[len(options) // 2], options=options)
+    task = urls.url_widget(c[1].selectbox, "task", "mech_task", tasks[0], options=tasks)
+    names = [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(every.n_layers.max()))]
+    tidy = store.metrics(every.run_id.unique(), names)
+    on_task = every[every.task == task]
+    sizes = curves.update_sizes(tidy[tidy.run_id.isin(on_task.run_id)], on_task)
     if sizes.empty:
         st.info("These runs carry no update-size metrics (stores made before they were recorded).")
-    else:
-        shown = sizes[sizes.lr.map(lambda v: f"{v:g}") == shared].drop(columns="lr")
-        ui.chart(plots.update_sizes(shown), shown, f"update-sizes-{shared}")
-        sentence = words.mechanism(sizes, every)
-        if sentence:
-            st.markdown(sentence)
-        st.caption(
-            "Computed from the runs (core.analysis.findings.mechanism): the ratio of mean per-step relative updates "
-            "at each shared lr, and the ratio of the best lrs chosen on validation, per task. Runs of one length "
-            f"only ({int(every.steps.iloc[0]):,} fixed steps: {', '.join(sorted(set(every.task)))}), so the mean "
-            "is over the same runs at every step."
-        )
+        return
+    shown = sizes[sizes.lr.map(lambda v: f"{v:g}") == shared].drop(columns="lr")
+    ui.chart(plots.update_sizes(shown), shown, f"update-sizes-{task}-{shared}")
+    sentence = words.mechanism(tidy, every)
+    if sentence:
+        st.markdown(sentence)
+    how = "trained to the criterion" if (every.until == "solved").all() else f"{int(every.steps.iloc[0]):,} fixed steps"
+    st.caption(
+        "Computed from the runs (core.analysis.curves.step_size): per shared lr, the geometric mean over seed pairs "
+        "of the ratio of mean per-step relative updates, and the ratio of the best lrs chosen on validation, per "
+        f"task. Runs {how}; each line runs to the earliest step one of its runs stopped at, so its mean is over the "
+        "same runs at every step."
+    )
 
 
 D, H = size["d_model"], size["n_heads"]

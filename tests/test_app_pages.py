@@ -7,7 +7,7 @@ import time
 
 import pandas as pd
 import pytest
-from apptest import ROOT, open_page, specs
+from apptest import ROOT, array, open_page, specs
 from streamlit.testing.v1 import AppTest
 
 from core.dashboard.plots import COLORS
@@ -44,6 +44,22 @@ def test_parameters_page_formulas_match_measured_counts_and_folds_are_exact():
     assert table["match"].all() and len(table) == 8
     folds = at.dataframe[1].value
     assert (folds["max abs error"] < 1e-5).all()
+
+
+def test_parameters_page_update_sizes_read_the_criterion_runs_of_the_chosen_task():
+    at = open_page("parameters", mech_task="sort", mech_lr="0.001", attn="standard,stacked")
+    update = [s for s in specs(at) if (s["layout"].get("xaxis") or {}).get("title", {}).get("text") == "step"]
+    assert len(update) == 1 and {t["name"] for t in update[0]["data"]} >= {"standard", "stacked"}
+    from core.analysis import findings
+    from core.results import store
+
+    runs = findings.one_protocol(findings.at_main_size(store.load_runs(ROOT / "data")))
+    first_stop = runs[(runs.task == "sort") & (runs.lr == 1e-3)].groupby("attention").stop_step.min()
+    for trace in update[0]["data"]:  # each line ends where the first of its runs stopped (it solved)
+        assert array(trace["x"]).max() == first_stop[trace["name"]] < 6400
+    said = " ".join(m.value for m in at.markdown)
+    assert "as far per step" in said and "pairs in all" in said
+    assert any("trained to the criterion" in c.value for c in at.caption)
 
 
 def test_parameters_page_draws_before_its_child_answers_then_fills_in(monkeypatch):

@@ -217,19 +217,46 @@ def test_improving_counts_unsolved_seeds_whose_validation_still_moves():
     assert findings.summary(data, ["a"], ["stacked"]).improving.iloc[0] == 1
 
 
-def test_mechanism_sentence_is_computed_from_update_sizes():
-    sizes = pd.DataFrame(
-        {
-            "matrix": ["W_QK"] * 4,
-            "attention": ["standard", "stacked"] * 2,
-            "lr": [1e-3, 1e-3, 3e-3, 3e-3],
-            "step": [50] * 4,
-            "value": [0.01, 0.03, 0.02, 0.05],
-        }
+def _updates(rows) -> pd.DataFrame:
+    """Tidy update-size metrics: rows (run_id, steps, W_QK size of layer 0, of layer 1)."""
+    return pd.DataFrame(
+        [
+            (rid, step, f"update_qk.{layer}", v)
+            for rid, steps, v0, v1 in rows
+            for step in steps
+            for layer, v in ((0, v0), (1, v1))
+        ],
+        columns=["run_id", "step", "metric", "value"],
     )
-    both = pd.concat([runs([("standard", "a", [0.1], [1.0])], 3e-3), runs([("stacked", "a", [0.1], [1.0])], 1e-3)])
-    text = words.mechanism(sizes, both)
-    assert "moves 2.8× as far per step" in text and "range 2.5–3.0×" in text and "0.33" in text
+
+
+def test_mechanism_pairs_runs_of_one_task_seed_and_lr_over_the_steps_both_trained():
+    both = pd.concat(
+        [runs([("standard", "a", [0.1] * 2, [1.0] * 2)], 3e-3), runs([("stacked", "a", [0.1] * 2, [1.0] * 2)], 1e-3)]
+    )
+    both = pd.concat([both, both.assign(lr=0.01, run_id=both.run_id + "-hi")], ignore_index=True)
+    metrics = _updates(
+        [
+            ("standard-a-0.003-0", [50, 100], 0.01, 0.03),  # layers averaged: 0.02
+            ("stacked-a-0.001-0", [50, 100, 150, 200], 0.05, 0.07),  # 0.06 while standard trained; 9.0 after it stopped
+            ("stacked-a-0.001-0", [250], 9.0, 9.0),
+            ("standard-a-0.003-1", [50], 0.01, 0.01),
+            ("stacked-a-0.001-1", [50], 0.04, 0.04),
+            ("standard-a-0.003-0-hi", [50], 0.01, 0.01),
+            ("stacked-a-0.001-0-hi", [50], 0.02, 0.02),
+        ]
+    )
+    got = curves.step_size(metrics, both)
+    assert got["pairs"].to_dict() == {0.01: 1} and not got["ratio"].index.isin([1e-3, 3e-3]).any()  # lrs differ
+    same_lr = both.assign(lr=both.lr.replace({1e-3: 3e-3}))
+    same_lr.loc[(same_lr.attention == "standard") & (same_lr.lr == 0.01), "val_loss"] = 0.01  # its best lr: 0.01
+    got = curves.step_size(metrics, same_lr)
+    assert got["ratio"][3e-3] == pytest.approx(math.sqrt(3.0 * 4.0))  # seed 0: 0.06/0.02, seed 1: 0.04/0.01
+    assert got["ratio"][0.01] == pytest.approx(2.0) and got["pairs"].to_dict() == {3e-3: 2, 0.01: 1}
+    text = words.mechanism(metrics, same_lr)
+    assert "moves 2.7× as far per step" in text and "range 2.0–3.5×" in text and "3 pairs in all" in text
+    assert "0.3× standard's on a." in text  # best lrs: stacked's 3e-3 (a tie: the lower) against 0.01
+    assert curves.step_size(metrics[metrics.run_id.str.startswith("standard")], same_lr) is None
 
 
 def test_each_task_is_read_at_its_longest_training():
@@ -257,15 +284,21 @@ def test_paired_difference_subtracts_the_reference_run_of_the_same_task_seed_and
     assert curves.paired_difference(runs[runs.seed == 0].assign(seed=[0, 0, 5, 5])).empty  # no seed pairs
 
 
-def test_update_sizes_are_averaged_over_runs_of_one_length_only():
+def test_update_sizes_read_one_protocol_and_stop_where_the_first_run_stopped():
     """A mean over runs of different lengths jumps where the shorter ones end (the Parameters page's chart did, at
-    step 800): one_length keeps the fixed-budget runs of the most common length, never criterion runs."""
-    runs = pd.DataFrame(
+    step 800): one_protocol keeps the criterion runs (each task at its longest cap) or, without any, the
+    fixed-budget runs of the most common length; update_sizes ends each line at its runs' earliest last step."""
+    table = pd.DataFrame(
         {
-            "run_id": list("abcdef"),
-            "steps": [800, 800, 800, 1600, 6400, 6400],
-            "until": ["steps", "steps", "steps", "steps", "solved", "solved"],
+            "run_id": list("abcdefg"),
+            "task": ["t"] * 7,
+            "steps": [800, 800, 800, 1600, 6400, 6400, 3200],
+            "until": ["steps", "steps", "steps", "steps", "solved", "solved", "solved"],
         }
     )
-    assert list(findings.one_length(runs).run_id) == ["a", "b", "c"]
-    assert findings.one_length(runs[runs.until == "solved"]).empty
+    assert list(findings.one_protocol(table).run_id) == ["e", "f"]
+    assert list(findings.one_protocol(table[table.until == "steps"]).run_id) == ["a", "b", "c"]
+    metrics = _updates([("e", [50, 100, 150], 0.1, 0.3), ("f", [50, 100], 0.3, 0.5)])
+    runs_ef = table[table.run_id.isin(["e", "f"])].assign(attention="standard", lr=1e-3)
+    sizes = curves.update_sizes(metrics, runs_ef)
+    assert list(sizes.step) == [50, 100] and sizes.value.tolist() == pytest.approx([0.3, 0.3])  # not 0.2 at 150

@@ -26,13 +26,37 @@ def time_to_solve(metrics: pd.DataFrame) -> pd.Series:
 
 def update_sizes(metrics: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Mean relative update per step of the effective W_QK and W_OV: rows matrix, attention, lr, step, value
-    (mean over seeds, layers and the runs' tasks)."""
+    (mean over seeds, layers and the runs' tasks). Each (attention, lr) runs up to the earliest last step of its
+    runs: a mean over runs that drop out as they solve would jump wherever one stops."""
     m = metrics[metrics.metric.str.startswith("update_")]
     if m.empty:
         return pd.DataFrame(columns=["matrix", "attention", "lr", "step", "value"])
     m = m.assign(matrix=m.metric.str.slice(7, 9).map({"qk": "W_QK", "ov": "W_OV"}))
     m = m.merge(runs[["run_id", "attention", "lr"]], on="run_id")
+    end = m.groupby("run_id").step.transform("max")
+    m = m[m.step <= end.groupby([m.attention, m.lr]).transform("min")]
     return m.groupby(["matrix", "attention", "lr", "step"], as_index=False).value.mean()
+
+
+def step_size(metrics: pd.DataFrame, runs: pd.DataFrame, name: str = "stacked", ref: str = "standard") -> dict | None:
+    """Seeds 000/003's numbers: per lr, how far `name`'s effective W_QK moves per step as a multiple of `ref`'s
+    (ratio: a Series by lr; pairs: the seed pairs behind each), and per task the ratio of their best lrs
+    (best_ratio: ref's over name's); None where no pair has both. A pair is the two runs of one task, seed and lr
+    (the same batches), compared over the steps both trained (neither had stopped); per lr the geometric mean."""
+    qk = metrics[metrics.metric.str.startswith("update_qk.")]
+    qk = qk.groupby(["run_id", "step"], as_index=False).value.mean()  # mean over layers
+    qk = qk.merge(runs[["run_id", "attention", "task", "lr", "seed"]], on="run_id")
+    keys = ["task", "lr", "seed", "step"]
+    both = qk[qk.attention == name][[*keys, "value"]].merge(qk[qk.attention == ref][[*keys, "value"]], on=keys)
+    per_pair = both.groupby(["task", "lr", "seed"])[["value_x", "value_y"]].mean()
+    log_ratio = np.log(per_pair.value_x / per_pair.value_y).replace([np.inf, -np.inf], np.nan).dropna()
+    if log_ratio.empty:
+        return None
+    best = findings.best_lr(runs)
+    b = best[best.attention.isin([name, ref])].pivot_table(index="task", columns="attention", values="lr")
+    best_ratio = (b[ref] / b[name]).dropna() if name in b and ref in b else pd.Series(dtype=float)
+    by_lr = log_ratio.groupby(level="lr")
+    return {"name": name, "ref": ref, "ratio": np.exp(by_lr.mean()), "pairs": by_lr.size(), "best_ratio": best_ratio}
 
 
 def matched_baselines(
@@ -68,17 +92,3 @@ def matched_baselines(
             }
         )
     return pd.DataFrame(rows)
-
-
-def step_size(sizes: pd.DataFrame, runs: pd.DataFrame, name: str = "stacked", ref: str = "standard") -> dict | None:
-    """Seeds 000/003's numbers: per lr, how far `name`'s effective W_QK moves per step as a multiple of `ref`'s
-    (ratio: a Series by lr), and per task the ratio of their best lrs (best_ratio: ref's over name's); None
-    where either is missing."""
-    qk = sizes[(sizes.matrix == "W_QK") & sizes.attention.isin([name, ref])]
-    per = qk.groupby(["attention", "lr"]).value.mean().unstack("attention")
-    if name not in per or ref not in per or (per[name] / per[ref]).dropna().empty:
-        return None
-    best = findings.best_lr(runs)
-    b = best[best.attention.isin([name, ref])].pivot_table(index="task", columns="attention", values="lr")
-    best_ratio = (b[ref] / b[name]).dropna() if name in b and ref in b else pd.Series(dtype=float)
-    return {"name": name, "ref": ref, "ratio": (per[name] / per[ref]).dropna(), "best_ratio": best_ratio}

@@ -287,8 +287,12 @@ def fixed_budget(runs: pd.DataFrame) -> pd.DataFrame:
     return runs[runs.until != "solved"] if "until" in runs else runs
 
 
-def one_length(runs: pd.DataFrame) -> pd.DataFrame:
-    """The fixed-budget runs of the most common length: a curve averaged over runs of different lengths (or
-    runs that stop when solved) would jump wherever the shorter ones end."""
+def one_protocol(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs of one protocol, for statistics over the curves: the criterion runs (each task at its longest
+    cap) where there are any, since the answers read them; else the fixed-budget runs of the most common length
+    (a mean over runs of different lengths would jump wherever the shorter ones end)."""
+    crit = runs[runs.until == "solved"] if "until" in runs else runs.iloc[0:0]
+    if len(crit):
+        return at_longest(crit)
     fixed = fixed_budget(runs)
     return fixed[fixed.steps == fixed.steps.mode().iloc[0]] if len(fixed) else fixed

@@ -72,19 +72,22 @@ FAMILY = (
 )
 
 
-def mechanism(sizes: pd.DataFrame, runs: pd.DataFrame, name: str = "stacked", ref: str = "standard") -> str:
+def mechanism(metrics: pd.DataFrame, runs: pd.DataFrame, name: str = "stacked", ref: str = "standard") -> str:
     """The sentence behind seeds 000/003, from curves.step_size: how far `name`'s effective W_QK moves per step
     as a multiple of `ref`'s at the same lr, and the ratio of their best lrs."""
-    got = curves.step_size(sizes, runs, name, ref)
+    got = curves.step_size(metrics, runs, name, ref)
     if got is None:
         return ""
     ratio, r = got["ratio"], got["best_ratio"]
     out = (
         f"At the same learning rate, **{name}**'s effective W_QK moves {ratio.median():.1f}× as far per step as "
-        f"**{ref}**'s (median over the {len(ratio)} lrs, range {ratio.min():.1f}–{ratio.max():.1f}×; mean over "
-        f"training, layers, seeds and tasks)."
+        f"**{ref}**'s (median over the {len(ratio)} lrs, range {ratio.min():.1f}–{ratio.max():.1f}×; each lr's the "
+        f"geometric mean over its pairs of runs on the same task, seed and batches, {got['pairs'].sum()} pairs in all, "
+        "compared over the steps both trained, layers averaged)."
     )
-    if len(r):
+    if len(r) == 1:
+        out += f" Its best lr (on validation) is {1 / r.iloc[0]:.2g}× {ref}'s on {r.index[0]}."
+    elif len(r):
         out += (
             f" Its best lr (on validation) is {1 / r.max():.2g}–{1 / r.min():.2g}× {ref}'s across the "
             f"{len(r)} tasks (median {1 / r.median():.2g}×)."

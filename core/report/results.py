@@ -6,7 +6,6 @@ import pandas as pd
 
 from ..analysis import (
     axes,
-    curves,
     endpoint_words,
     endpoints,
     findings,
@@ -135,10 +134,9 @@ def _practice(store: Path) -> str:
 
 
 def _step_size(store: Path, runs: pd.DataFrame) -> str:
-    every = findings.one_length(runs[runs.status == "ok"])
-    names = [f"update_{m}.{i}" for m in ("qk", "ov") for i in range(int(every.n_layers.max()))]
-    sizes = curves.update_sizes(st.load_metrics(store, list(every.run_id), names), every)
-    return words.mechanism(sizes, every) or "No update-size metrics in this store."
+    every = findings.one_protocol(runs[runs.status == "ok"])
+    names = [f"update_qk.{i}" for i in range(int(every.n_layers.max()))]
+    return words.mechanism(st.load_metrics(store, list(every.run_id), names), every) or "No update-size metrics."
 
 
 def _chance(store: Path) -> str:
