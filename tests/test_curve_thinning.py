@@ -20,12 +20,12 @@ def _curve(steps, solve_at: int) -> pd.DataFrame:
     return pd.DataFrame(rows + [(s, "val_loss", 1.0 / (1 + s)) for s in steps], columns=["step", "metric", "value"])
 
 
-def test_every_early_evaluation_is_kept_then_sixteen_per_doubling_whatever_the_cap():
+def test_every_early_evaluation_is_kept_then_eight_per_doubling_whatever_the_cap():
     kept = lambda cap: [s for s in range(0, cap + 1, 50) if runfile.kept_step(s, 50)]  # noqa: E731
-    assert kept(1600) == list(range(0, 1601, 50))  # the first DENSE evaluations: all of them
-    assert len(kept(6400)) == 33 + 16 + 16 and len(kept(12800)) == 33 + 3 * 16
+    assert kept(800) == list(range(0, 801, 50))  # the first DENSE evaluations: all of them
+    assert len(kept(6400)) == 17 + 3 * 8 and len(kept(12800)) == 17 + 4 * 8
     assert kept(12800)[: len(kept(6400))] == kept(6400)  # one config at two caps keeps the same steps
-    assert kept(12800)[-3:] == [12000, 12400, 12800]
+    assert kept(12800)[-3:] == [11200, 12000, 12800]
     long = _curve(range(0, 12801, 50), solve_at=99999)
     once = runfile.thin_curve(long, 50)
     pd.testing.assert_frame_equal(runfile.thin_curve(once, 50), once)  # thinning a thinned curve: no change
@@ -33,10 +33,12 @@ def test_every_early_evaluation_is_kept_then_sixteen_per_doubling_whatever_the_c
 
 def test_the_solve_step_and_the_last_step_survive_so_time_to_solve_reads_the_same():
     full = _curve(list(range(0, 5001, 50)) + [5030], solve_at=1650)  # solved between kept steps; stopped off-grid
-    thin = runfile.thin_curve(full, 50, keep=[1650])
-    assert set(thin.step) >= {1650, 5030} and 1550 in set(thin.step) and 1750 not in set(thin.step)
-    assert curves.time_to_solve(thin.assign(run_id="r")).item() == curves.time_to_solve(full.assign(run_id="r")).item()
-    assert curves.time_to_solve(runfile.thin_curve(full, 50).assign(run_id="r")).item() == 1700  # why it is kept
+    blip = full.assign(value=full.value.where(~((full.metric == "val_acc") & (full.step == 1250)), 0.97))
+    thin = runfile.thin_curve(blip, 50, keep=[1700])  # a stored solve step off the kept grid
+    assert set(thin.step) >= {1250, 1700, 5030} and 1600 in set(thin.step) and {1550, 1650} & set(thin.step) == set()
+    for curve in (full, blip):  # time_to_solve reads the first evaluation at SOLVED, kept whatever the grid
+        got = curves.time_to_solve(runfile.thin_curve(curve, 50).assign(run_id="r")).item()
+        assert got == curves.time_to_solve(curve.assign(run_id="r")).item() in (1250, 1650)
     assert runfile.thin_curve(full.iloc[:0], 50).empty
     assert len(runfile.thin_curve(full, 50, keep=[None, float("nan")])) == len(runfile.thin_curve(full, 50))
 
@@ -55,7 +57,7 @@ def test_a_stored_run_keeps_the_thinned_curve_and_the_numbers_of_every_evaluatio
     st.write_run(tmp_path, record(job, result, rid, "pytest"), metrics, result.head_weights)
     stored = st.load_metrics(tmp_path)
     want = [s for s in range(81) if runfile.kept_step(s, 1)]
-    assert sorted(stored.step.unique()) == want and want[-1] == 80 and len(want) == 33 + 16 + 4
+    assert sorted(stored.step.unique()) == want and want[-1] == 80 and len(want) == 17 + 8 + 8 + 2
     got = stored.set_index(["step", "metric"]).value.sort_index()
     full = metrics[metrics.step.isin(want)].set_index(["step", "metric"]).value.sort_index()
     assert got.dtype == np.float64  # float32 on disk, one dtype for every reader
@@ -79,7 +81,8 @@ def test_index_slim_thins_a_run_file_stored_with_every_evaluation(tmp_path, long
     runfile.write_table(path, metrics[["run_id", "step", "metric", "value"]], meta)  # as stored before: float64
     assert pq.read_schema(path).field("value").type == "double"
     assert runfile.slim(path, run=True)
-    assert st.load_metrics(tmp_path).step.nunique() == 33 + 16 + 4
+    assert st.load_metrics(tmp_path).step.nunique() == 17 + 8 + 8 + 2
     assert pq.read_schema(path).field("value").type == "float"
+    assert "BYTE_STREAM_SPLIT" in pq.ParquetFile(path).metadata.row_group(0).column(3).encodings
     assert json.dumps(runfile.read_meta(path)) == json.dumps(meta)  # the metadata as it was (NaN != NaN in ==)
     assert not runfile.slim(path, run=True)  # nothing left to do

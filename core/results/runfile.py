@@ -14,18 +14,19 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..training.criterion import SOLVED
 from . import schema
 
 META_KEY = b"attention_lab"
 FORMAT = 1
 RUN_COLUMNS = list(schema.RUN_ROW)
-DENSE = 32  # evaluations kept at every eval_every from step 0; then 16 per doubling of the step
+DENSE = 16  # evaluations kept at every eval_every from step 0; then 8 per doubling of the step
 
 
 def kept_step(step: int, eval_every: int) -> bool:
     """Whether a curve keeps this evaluation: every one up to DENSE x eval_every, then every 2^k-th one in the k-th
     doubling past it, so a curve holds the same density on a log axis whatever its length and a 12,800-step
-    run's file stays in two disk blocks. Depends on the step alone: runs of one config at any cap keep the same
+    run's file stays in one 4 KiB disk block. Depends on the step alone: runs of one config at any cap keep the same
     steps, and thinning a thinned curve changes nothing."""
     base = DENSE * eval_every
     if step <= base:
@@ -35,13 +36,16 @@ def kept_step(step: int, eval_every: int) -> bool:
 
 
 def thin_curve(df: pd.DataFrame, eval_every: int, keep=()) -> pd.DataFrame:
-    """df's rows (step, metric, value) at the kept steps (kept_step), its last step and the steps in `keep`
-    (a criterion run's solve step): the numbers stored beside them (solve step, stop, final metrics and the
-    last fifth's improvement) are computed from every evaluation before this."""
+    """df's rows (step, metric, value) at the kept steps (kept_step), its last step, its first at validation
+    accuracy SOLVED (what time_to_solve reads) and the steps in `keep` (a criterion run's solve step): the
+    numbers stored beside them (solve step, stop, final metrics and the last fifth's improvement) are computed
+    from every evaluation before this."""
     if df.empty:
         return df
     steps = df.step.drop_duplicates()
     last, keep = steps.max(), {int(k) for k in keep if k is not None and k == k}  # k == k: not NaN
+    first = df.step[(df.metric == "val_acc") & (df.value >= SOLVED)]
+    keep |= {int(first.min())} if len(first) else set()  # time to solve: the first evaluation at SOLVED
     ok = {s for s in steps if s == last or s in keep or kept_step(int(s), eval_every)}
     return df if len(ok) == len(steps) else df[df.step.isin(ok)].reset_index(drop=True)
 
@@ -75,8 +79,11 @@ def write_run_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
     """A run's metrics in one 4 KiB disk block (about 3.3 KB where write_table gives 6.6 KB, two blocks): no Arrow
     schema copy (it repeats the metadata, base64), compact JSON, no column statistics (a run file is read whole),
     and dictionaries only for the repeated strings. Values are float32: the evaluated metrics are float32
-    tensors' values, exact in it; only timings and the running train-loss mean lose digits past the seventh."""
-    table = pa.Table.from_pandas(df.astype({"value": np.float32}), preserve_index=False).replace_schema_metadata(None)
+    tensors' values, exact in it; only timings and the running train-loss mean lose digits past the seventh.
+    Rows go metric by metric, each split into its bytes' streams (BYTE_STREAM_SPLIT): a metric's neighbouring
+    values share their high bytes, which zstd then finds."""
+    df = df.astype({"value": np.float32}).sort_values(["metric", "step"], kind="stable")
+    table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
     text = json.dumps(meta, separators=(",", ":"))
 
     def write(tmp):
@@ -88,6 +95,7 @@ def write_run_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
             store_schema=False,
             write_statistics=False,
             use_dictionary=["run_id", "metric"],
+            use_byte_stream_split=["value"],
         ) as writer:
             writer.write_table(table)
             writer.add_key_value_metadata({META_KEY: text})
@@ -120,10 +128,19 @@ def slim(path: Path, run: bool = False) -> bool:
     info = json.loads(meta[META_KEY])
     df, every = table.to_pandas(), (info.get("train") or {}).get("eval_every")
     thin = thin_curve(df, every, [(info.get("final") or {}).get("solve_step")]) if every else df
-    if stored == {META_KEY} and len(thin) == len(df) and pa.types.is_float32(table.schema.field("value").type):
+    if stored == {META_KEY} and len(thin) == len(df) and _split_values(path):
         return False
     write_run_table(Path(path), thin, info)
     return True
+
+
+def _split_values(path: Path) -> bool:
+    """Whether a run file holds its values as write_run_table writes them (float32, BYTE_STREAM_SPLIT)."""
+    f = pq.ParquetFile(path)
+    if f.metadata.num_row_groups == 0 or "value" not in f.schema_arrow.names:
+        return True  # nothing to rewrite
+    column = f.metadata.row_group(0).column(f.schema_arrow.names.index("value"))
+    return column.physical_type == "FLOAT" and "BYTE_STREAM_SPLIT" in column.encodings
 
 
 def read_meta(path: Path) -> dict:
