@@ -178,3 +178,17 @@ def test_a_step_budget_run_is_solved_only_at_solved_on_test():
     df["test_acc"] = [findings.SOLVED, findings.SOLVED - 0.001]
     assert findings.solved(df).tolist() == [True, False]
     assert not findings.solved(df.assign(status="diverged")).any()
+
+
+def test_the_layer_control_reads_each_cell_at_its_own_longest_cap_and_counts_improving_seeds():
+    """A control cell whose unsolved seeds were still improving is extended to a higher cap alone; the table reads
+    it there and every other cell at its own cap, and says how many unsolved seeds still improve."""
+    two = runs({"standard": [100] * 3, "tied_qk": [200] * 3}).assign(n_layers=2)
+    one = runs({"standard": [None] * 3, "tied_qk": [None] * 3}).assign(n_layers=1, val_loss_drop=0.0)
+    longer = one[one.attention == "tied_qk"].assign(steps=2000, run_id=lambda d: d.run_id + "x")
+    longer.loc[longer.seed == 0, ["stop", "solve_step", "test_acc"]] = ["solved", 1500.0, 1.0]
+    longer.loc[longer.seed == 1, "val_loss_drop"] = 0.5
+    table = endpoints.layer_control(pd.concat([two, one, longer]).assign(task="induction"))
+    got = table.set_index(["attention", "n_layers"])[["cap", "solved", "seeds", "improving"]]
+    assert got.loc[("tied_qk", 1)].tolist() == [2000, 1, 3, 1] and got.loc[("standard", 1)].tolist() == [1000, 0, 3, 0]
+    assert got.loc[("standard", 2)].tolist() == [1000, 3, 3, 0]

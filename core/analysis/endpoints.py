@@ -152,21 +152,22 @@ def task_verdicts(comparisons: pd.DataFrame, ends: pd.DataFrame) -> pd.DataFrame
 
 
 def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:
-    """Per parameterization and layer count, the criterion runs of a task at their best lr: seeds solved by the
-    cap (findings.solved) of n, with its Wilson interval: the one-layer control beside two layers."""
+    """Per parameterization and layer count, the criterion runs of a task at their longest cap (raised for the
+    cells whose seeds were still improving) and best lr: seeds solved by the cap (findings.solved) of n, with its
+    Wilson interval, and the unsolved seeds still improving: the one-layer control beside two layers."""
+    columns = ["attention", "n_layers", "cap", "solved", "seeds", "solved_lo", "solved_hi", "improving"]
     crit = criterion_runs(runs)
     crit = crit[crit.task == task] if len(crit) else crit
     if crit.empty:
-        return pd.DataFrame(columns=["attention", "n_layers", "solved", "seeds", "solved_lo", "solved_hi"])
-    best = findings.at_best_lr(crit)
+        return pd.DataFrame(columns=columns)
+    crit = crit[crit.steps == crit.groupby(["attention", "n_layers"]).steps.transform("max")]
     rows = []
-    for (name, layers), g in best.groupby(["attention", "n_layers"], sort=False):
+    for (name, layers), g in findings.at_best_lr(crit).groupby(["attention", "n_layers"], sort=False):
         k = int(findings.solved(g).sum())
         lo, hi = stats.wilson(k, len(g))
-        rows.append(
-            {"attention": name, "n_layers": int(layers), "solved": k, "seeds": len(g), "solved_lo": lo, "solved_hi": hi}
-        )
-    return pd.DataFrame(rows)
+        improving = findings.improving_share(g)[0]
+        rows.append(dict(zip(columns, (name, int(layers), int(g.steps.max()), k, len(g), lo, hi, improving))))
+    return pd.DataFrame(rows, columns=columns)
 
 
 def protocol(runs: pd.DataFrame) -> pd.DataFrame:

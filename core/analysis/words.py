@@ -218,6 +218,7 @@ def layer_control(table: pd.DataFrame, names: list[str]) -> str:
     at = lambda n, L: table[(table.attention == n) & (table.n_layers == L)]  # noqa: E731
     said = [
         f"`{n}` {r.solved}/{r.seeds} with {L} layer{'s' * (L > 1)}"
+        + (f" ({r.improving} still improving at {r.cap:,} steps: open)" if r.improving else "")
         for n in (*names, "standard")
         for L in (2, 1)
         for r in at(n, L).itertuples()

@@ -58,6 +58,8 @@ CRITERION_SWEEPS = (
     f"python -m core sweep --attention stacked,tied_qk --task induction --seeds 5 --lr 0.001 --n-layers 1 {_CRITERION}",
     f"python -m core sweep --attention tied_qkv --task induction --seeds 5 --lr 0.0003 --n-layers 1 {_CRITERION}",
     f"python -m core sweep --attention identity --task induction --seeds 5 --lr 0.01 --n-layers 1 {_CRITERION}",
+    # the control at its own lr grid (the four lines above trained its two-layer lrs; the grid skips those runs)
+    f"python -m core sweep --attention all --task induction --seeds 5 --lr grid --n-layers 1 {_CRITERION}",
 )
 # Tasks whose fixed-budget runs left data/: each is here only as trained to the criterion (CRITERION_SWEEPS).
 # induction's task itself changed (it was a fixed-offset copy, which one layer solves by a positional lookup);

@@ -71,13 +71,25 @@ def _layer_control(runs: pd.DataFrame) -> str:
     if table.empty:
         return "No induction runs trained to the criterion."
     wide = table.assign(
-        cell=[f"{r.solved}/{r.seeds} [{r.solved_lo:.2f}, {r.solved_hi:.2f}]" for r in table.itertuples()]
+        cell=[
+            f"{r.solved}/{r.seeds} [{r.solved_lo:.2f}, {r.solved_hi:.2f}] by {r.cap:,}"
+            + (f"; {r.improving} improving: open" if r.improving else "")
+            for r in table.itertuples()
+        ]
     )
     wide = wide.pivot(index="attention", columns="n_layers", values="cell").reindex(
         [n for n in NAMES if n in set(table.attention)]
     )
     wide.columns = [f"{c} layer{'s' * (c > 1)}" for c in wide.columns]
-    return markdown.table(wide.fillna("").reset_index().rename(columns={"attention": "parameterization"}))
+    one = endpoints.criterion_runs(runs)
+    one = one[(one.task == "induction") & (one.n_layers == 1)]
+    one = one[one.steps == one.groupby("attention").steps.transform("max")]  # each cell at its cap, as above
+    grid = (
+        f"\n\nEach cell at its best lr on validation; over every lr of the grid, {int(findings.solved(one).sum())} of "
+        f"the {len(one)} one-layer runs solved. A cell is open where its unsolved seeds were still improving at the "
+        "cap (more steps might solve them)."
+    )
+    return markdown.table(wide.fillna("").reset_index().rename(columns={"attention": "parameterization"})) + grid
 
 
 def _sensitivity(runs: pd.DataFrame) -> str:
