@@ -26,9 +26,10 @@ The rules, stated once:
 import numpy as np
 import pandas as pd
 
+from ..training import criterion
 from . import stats
 
-SOLVED = 0.95  # test accuracy that counts as solving a task
+SOLVED = criterion.SOLVED  # test accuracy that counts as solving a task: the criterion's, on held-out answers
 # A criterion run stops on validation; its test accuracy at the stop confirms it within three standard errors of
 # the difference between two held-out sets of 2,048 answers (the smallest task's) at SOLVED: 3 * sqrt(2 * .95 *
 # .05 / 2048) = 0.020. Without it a seed just over SOLVED on validation is a coin flip on test.
