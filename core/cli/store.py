@@ -178,8 +178,9 @@ def add_index(sub):
     p.add_argument(
         "--slim",
         action="store_true",
-        help="first rewrite every table file in today's layout: a run file compact, its curve thinned past its first "
-        "32 evaluations to 16 per doubling of the step; others without pandas' schema entry (metadata unchanged)",
+        help="first rewrite every table file in today's layout: a run file compact (float32 values), its curve thinned "
+        "past its first 16 evaluations to 8 per doubling of the step; others without pandas' schema entry "
+        "(metadata unchanged)",
     )
     p.set_defaults(func=cmd_index)
 

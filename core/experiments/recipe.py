@@ -92,7 +92,7 @@ SCAN_SWEEPS = tuple(
 AFTER_SWEEPS = (
     "python -m core prune --store data --max-seeds 2 --max-model-seeds 1 --model-tasks induction   # best lr's seeds",
     "python -m core baselines --store data   # matched baselines, final-weight analyses, solve steps",
-    "python -m core index --store data --slim   # compact run files; curves thinned past 32 evaluations",
+    "python -m core index --store data --slim   # compact run files; curves thinned past 16 evaluations",
     "python -m core pretrained --store data",
     "python -m core bench --store data --skip-attention --training-rounds 3",
     "python -m core bench --store data --criterion --skip-attention --skip-training --skip-precision --skip-store "

@@ -76,8 +76,8 @@ def write_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
 
 
 def write_run_table(path: Path, df: pd.DataFrame, meta: dict) -> None:
-    """A run's metrics in one 4 KiB disk block (about 3.3 KB where write_table gives 6.6 KB, two blocks): no Arrow
-    schema copy (it repeats the metadata, base64), compact JSON, no column statistics (a run file is read whole),
+    """A run's metrics in one 4 KiB disk block (write_table would take two or three): no Arrow schema copy (it
+    repeats the metadata, base64), compact JSON, no column statistics (a run file is read whole),
     and dictionaries only for the repeated strings. Values are float32: the evaluated metrics are float32
     tensors' values, exact in it; only timings and the running train-loss mean lose digits past the seventh.
     Rows go metric by metric, each split into its bytes' streams (BYTE_STREAM_SPLIT): a metric's neighbouring
