@@ -49,6 +49,9 @@ CRITERION_SWEEPS = (
     f"{_CRITERION_SCAN} --attention all --n-heads 2",
     f"{_CRITERION_SCAN} --attention all --length 4",
     f"{_CRITERION_SCAN} --attention all --d-model 16",
+    # its open cells (most seeds still improving at 6,400) to 12,800: the same command at the higher cap, in the
+    # same scratch store, extending every member from its saved end state
+    f"{_CRITERION_SCAN.replace('--steps 6400', '--steps 12800')} --attention all --d-model 16",
     f"{_CRITERION_SCAN} --attention all --n-heads 8",
     f"{_EXTENDED_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 4",
     f"{_EXTENDED_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 8",
