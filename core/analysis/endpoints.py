@@ -154,19 +154,24 @@ def task_verdicts(comparisons: pd.DataFrame, ends: pd.DataFrame) -> pd.DataFrame
 def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:
     """Per parameterization and layer count, the criterion runs of a task at their longest cap (raised for the
     cells whose seeds were still improving) and best lr: seeds solved by the cap (findings.solved) of n, with its
-    Wilson interval, and the unsolved seeds still improving: the one-layer control beside two layers."""
+    Wilson interval, and the unsolved seeds still improving: the one-layer control beside two layers. grid_solved
+    of grid_runs: the same count over every lr of the grid at that cap."""
     columns = ["attention", "n_layers", "cap", "solved", "seeds", "solved_lo", "solved_hi", "improving"]
+    columns += ["grid_solved", "grid_runs"]
     crit = criterion_runs(runs)
     crit = crit[crit.task == task] if len(crit) else crit
     if crit.empty:
         return pd.DataFrame(columns=columns)
     crit = crit[crit.steps == crit.groupby(["attention", "n_layers"]).steps.transform("max")]
+    best = findings.at_best_lr(crit)
     rows = []
-    for (name, layers), g in findings.at_best_lr(crit).groupby(["attention", "n_layers"], sort=False):
+    for (name, layers), every in crit.groupby(["attention", "n_layers"], sort=False):
+        g = best[(best.attention == name) & (best.n_layers == layers)]
         k = int(findings.solved(g).sum())
         lo, hi = stats.wilson(k, len(g))
         improving = findings.improving_share(g)[0]
-        rows.append(dict(zip(columns, (name, int(layers), int(g.steps.max()), k, len(g), lo, hi, improving))))
+        grid = int(findings.solved(every).sum()), len(every)
+        rows.append(dict(zip(columns, (name, int(layers), int(g.steps.max()), k, len(g), lo, hi, improving, *grid))))
     return pd.DataFrame(rows, columns=columns)
 
 

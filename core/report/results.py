@@ -81,13 +81,11 @@ def _layer_control(runs: pd.DataFrame) -> str:
         [n for n in NAMES if n in set(table.attention)]
     )
     wide.columns = [f"{c} layer{'s' * (c > 1)}" for c in wide.columns]
-    one = endpoints.criterion_runs(runs)
-    one = one[(one.task == "induction") & (one.n_layers == 1)]
-    one = one[one.steps == one.groupby("attention").steps.transform("max")]  # each cell at its cap, as above
+    one = table[table.n_layers == 1]
     grid = (
-        f"\n\nEach cell at its best lr on validation; over every lr of the grid, {int(findings.solved(one).sum())} of "
-        f"the {len(one)} one-layer runs solved. A cell is open where its unsolved seeds were still improving at the "
-        "cap (more steps might solve them)."
+        f"\n\nEach cell at its best lr on validation; over every lr of the grid, {one.grid_solved.sum()} of the "
+        f"{one.grid_runs.sum()} one-layer runs solved. A cell is open where its unsolved seeds were still improving "
+        "at the cap (more steps might solve them)."
     )
     return markdown.table(wide.fillna("").reset_index().rename(columns={"attention": "parameterization"})) + grid
 

@@ -113,8 +113,8 @@ def slim(path: Path, run: bool = False) -> bool:
     kill mid-way leaves the old file); False where it is already in that layout, or cannot be read (readers set
     such a file aside with their own warning; it is left exactly as it is)."""
     try:
-        table = pq.read_table(path)
-        stored = set(pq.ParquetFile(path).metadata.metadata or {})
+        f = pq.ParquetFile(path)
+        table, stored = f.read(), set(f.metadata.metadata or {})
     except Exception:  # noqa: BLE001 - not a whole parquet file: not ours to rewrite
         return False
     meta = table.schema.metadata or {}
@@ -128,15 +128,14 @@ def slim(path: Path, run: bool = False) -> bool:
     info = json.loads(meta[META_KEY])
     df, every = table.to_pandas(), (info.get("train") or {}).get("eval_every")
     thin = thin_curve(df, every, [(info.get("final") or {}).get("solve_step")]) if every else df
-    if stored == {META_KEY} and len(thin) == len(df) and _split_values(path):
+    if stored == {META_KEY} and len(thin) == len(df) and _split_values(f):
         return False
     write_run_table(Path(path), thin, info)
     return True
 
 
-def _split_values(path: Path) -> bool:
+def _split_values(f: pq.ParquetFile) -> bool:
     """Whether a run file holds its values as write_run_table writes them (float32, BYTE_STREAM_SPLIT)."""
-    f = pq.ParquetFile(path)
     if f.metadata.num_row_groups == 0 or "value" not in f.schema_arrow.names:
         return True  # nothing to rewrite
     column = f.metadata.row_group(0).column(f.schema_arrow.names.index("value"))

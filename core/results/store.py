@@ -196,7 +196,8 @@ def _metric_rows(path: Path, names) -> tuple:
         # without its schema metadata: the concatenated table takes the first file's, and a damaged pandas
         # entry there would break every file's rows in to_pandas, not just its own
         t = f.read(columns=METRIC_COLUMNS).replace_schema_metadata(None)
-        t = t.set_column(3, "value", t["value"].cast(pa.float64()))  # float32 on disk; callers get one dtype
+        value = METRIC_COLUMNS.index("value")
+        t = t.set_column(value, "value", t["value"].cast(pa.float64()))  # float32 on disk; callers get one dtype
         return (t if names is None else t.filter(pc.is_in(t["metric"], value_set=names))), None
     except FileNotFoundError:
         return None, None
