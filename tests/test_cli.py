@@ -30,6 +30,7 @@ def test_sweep_runs_then_resumes_without_rewriting(tmp_path, capsys):
     assert "trained 4 runs" in out and "identity" in out and "test_acc" in out and "solved" in out
     runs = st.load_runs(tmp_path)
     assert len(runs) == 4 and set(runs.attention) == {"standard", "identity"} and set(runs.seed) == {0, 1}
+    assert {st.read_meta(p)["device"] for p in (tmp_path / "runs").glob("*.parquet")} == {"cpu"}
     mtimes = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").iterdir()}
     sweep(tmp_path, "--attention", "standard,identity,mqa", "--task", "reverse", "--seeds", "2")
     out = capsys.readouterr().out

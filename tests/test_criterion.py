@@ -334,6 +334,23 @@ def test_a_stacked_member_saved_in_the_old_layout_resumes_as_saved():
             assert torch.equal(again.opt.state[p][m], ens.opt.state[ens.slices[0][k]][m])
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_checkpoint_saved_on_the_gpu_resumes_on_the_cpu(tmp_path):
+    """A job checkpointed on a GPU machine goes on where there is none: the state is read to the CPU."""
+    from core.training.checkpoint import Checkpointer
+    from core.training.ensemble import Ensemble
+    from core.training.train import _batch, data_generator
+
+    ens = Ensemble(MODEL, SOLVED, [0], [1e-2], "cuda")
+    ens.step(1, *_batch(T, 8, {0: data_generator(0)}, [0], "cuda"))
+    Checkpointer(tmp_path / "job.pt").save({"states": [ens.member_state(0)]})
+    saved = Checkpointer(tmp_path / "job.pt").load()
+    again = Ensemble(MODEL, SOLVED, [0], [1e-2], "cpu", states=saved["states"])
+    for k, p in again.slices[0].items():
+        assert p.device.type == "cpu" and torch.equal(p.detach(), ens.slices[0][k].detach().cpu())
+        assert torch.equal(again.opt.state[p]["exp_avg"], ens.opt.state[ens.slices[0][k]]["exp_avg"].cpu())
+
+
 def test_a_sweep_record_counts_the_runs_that_sweep_stored_not_another_sweeps(tmp_path):
     """Two sweeps on one store may split one job's members (claims): each record counts its own runs only, so a
     sweep that found a member stored by the other while it ran counts the FLOPs of the one it trained."""

@@ -9,7 +9,7 @@ from ..benchmarks.profile import ablate_step, compile_check, ensemble_scaling, p
 from ..experiments.workers import default_workers, keep_freed_memory, threads_per_worker
 from ..results import store as st
 from ..training.config import LR_GRID, TrainConfig
-from ..training.device import default_device
+from ..training.device import default_device, device_name
 from .flags import MAX_STORE_RUNS, add_device, add_store, add_workers, bounded_int
 
 
@@ -109,7 +109,7 @@ def cmd_bench(args, parser):
             )
         st.write_named(args.store, "bench", "precision", pr, {**meta, **pr[["cpu", "cpu_flags"]].iloc[0].to_dict()})
         print(
-            f"fp32 vs bf16 on {pr.cpu.iloc[0]} (flags: {pr.cpu_flags.iloc[0]}); matmul peak fp32 "
+            f"fp32 vs bf16 on {device_name(device)} (CPU flags: {pr.cpu_flags.iloc[0]}); matmul peak fp32 "
             f"{pr.peak_gflops.iloc[0]:.0f}, bf16 {pr.peak_gflops.iloc[1]:.0f} GFLOP/s:"
         )
         cols = ["engine", "runs_per_min", "speedup_vs_fp32", "speedup_min", "speedup_max", "utilisation"]

@@ -10,7 +10,7 @@ from ..experiments.cluster import INSTALL, available
 from ..results import store as st
 from ..training.config import LR_GRID, PRECISIONS, TrainConfig
 from ..training.criterion import PATIENCE, SCHEDULES, SOLVED, UNTIL
-from ..training.device import bf16_matmul_native, default_device
+from ..training.device import bf16_matmul_native, default_device, device_name
 from ..training.task_specs import TASK_NAMES as TASKS
 from .flags import add_device, add_store, add_workers, bounded_int, choice, flag_error, lr_list, names, ray_address
 
@@ -198,7 +198,7 @@ def cmd_sweep(args, parser):
     print_outcome(args, jobs, st.load_runs(args.store), counts)
     if report is not None:  # the Runtime page shows the newest; each sweep keeps its own record
         st.write_named(args.store, "bench", st.sweep_record_name(), report, {"device": device, "workers": workers})
-        print_utilisation(report.iloc[0], args.precision, threads)
+        print_utilisation(report.iloc[0], args.precision, threads, device)
     if counts["failed"]:
         print(
             f"error: failed twice (a worker died or the job raised): {', '.join(counts['failed'])}; those runs "
@@ -250,12 +250,13 @@ def print_outcome(args, jobs, runs, counts) -> None:
     )
 
 
-def print_utilisation(r, precision: str, threads: int) -> None:
+def print_utilisation(r, precision: str, threads: int, device) -> None:
     """The sweep's wall time and FLOP/s against the matmul peak measured on this machine."""
     minutes, seconds = divmod(round(r.seconds), 60)
+    where = f"on the {device_name(device)}" if str(device).startswith("cuda") else f"at {threads} threads"
     print(
         f"{minutes} min {seconds} s wall ({precision}), {r.gflops:.1f} GFLOP/s = {r.utilisation:.0%} "
-        f"of the {precision} matmul peak measured here ({r.peak_gflops:.0f} GFLOP/s at {threads} threads); "
+        f"of the {precision} matmul peak measured here ({r.peak_gflops:.0f} GFLOP/s {where}); "
         f"training steps alone: {r.step_utilisation:.0%} of it; at that peak its FLOPs would still take "
         f"{r.gflop / r.peak_gflops / 60:.1f} min"
     )

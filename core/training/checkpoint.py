@@ -3,8 +3,8 @@ moment goes on from its last save and ends bit-identical to an uninterrupted one
 
 Saved at evaluation steps only, where the per-step accumulators are empty: the state is then the members'
 parameters and AdamW state, the data generators, the recorder and the clock. Plain tensors and Python
-values, read back with torch.load(weights_only=True). The file lives in the store's scratch folder
-(core.results.stores: never bundled) and is removed when the training ends.
+values, read back to the CPU with torch.load(weights_only=True), so a job resumes on any device. The file
+lives in the store's scratch folder (core.results.stores: never bundled) and is removed when the training ends.
 """
 
 import os
@@ -48,7 +48,8 @@ class Checkpointer:
 
     def _from_disk(self) -> dict | None:
         try:
-            return torch.load(self.path, weights_only=True)
+            # read to the CPU: the training moves each tensor to its device, so a GPU job resumes on a CPU
+            return torch.load(self.path, weights_only=True, map_location="cpu")
         except FileNotFoundError:
             return None
         except Exception:  # a torn or foreign file: start over rather than fail the job

@@ -15,6 +15,12 @@ def precision_context(precision: str, device) -> Callable:
     return lambda: torch.autocast(kind, dtype=torch.bfloat16, enabled=precision == "bf16")
 
 
+def device_name(device) -> str:
+    """What a benchmark or sweep ran on, in words: the GPU's name, or the CPU's model."""
+    device = torch.device(device)
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_info()["model"]
+
+
 def cpu_info() -> dict:
     """The CPU's model name and its flags, from /proc/cpuinfo (empty where there is none)."""
     info = {"model": "unknown", "flags": set()}

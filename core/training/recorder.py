@@ -29,6 +29,7 @@ class RunResult:
     tokens_per_s: float = 0.0  # training tokens per second of the whole ensemble
     threads: int = 1  # intra-op threads it trained with (a sweep with workers gives each one core)
     n_ensemble: int = 1  # members that really trained together in this ensemble (at its start)
+    device: str = "cpu"  # where it trained: its numbers differ from another device's in the last float digits
     head_weights: list = field(default_factory=list)  # per layer, head_weights() of the final model
     state_dict: dict = field(default_factory=dict)  # the final model's, on the CPU: reloadable (core.load_model)
     patterns: torch.Tensor | None = None  # (L, N_PATTERN_EXAMPLES, H, T, T)

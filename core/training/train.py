@@ -86,7 +86,9 @@ def train_ensemble(
         raise ValueError(f"lrs: one per seed, got {len(lrs)} for {len(seeds)} seeds")
     start = _start_step(resume)
     task = make_task(task_cfg)
-    results = [RunResult(seed=s, lr=lr, status="ok", n_ensemble=len(seeds)) for s, lr in zip(seeds, lrs)]
+    results = [
+        RunResult(seed=s, lr=lr, status="ok", n_ensemble=len(seeds), device=device.type) for s, lr in zip(seeds, lrs)
+    ]
     rec = Recorder(results, train_cfg.until, train_cfg.steps, train_cfg.eval_every, settled, prune)
     gens = {s: data_generator(s) for s in dict.fromkeys(seeds)}  # members of one seed see the same batches
     states, alive = [r and r["state"] for r in resume or [None] * len(seeds)], list(range(len(seeds)))
