@@ -14,7 +14,7 @@ from core.experiments.recipe import (
     CRITERION_SWEEPS,
     RETRAINING,
     SCAN_SWEEPS,
-    scan_command,
+    documented,
 )
 from core.results import store as st
 from core.results import weights
@@ -67,8 +67,18 @@ def test_every_scan_run_belongs_to_a_documented_scan_and_comes_as_whole_ensemble
     jobs_present = [ids for ids in planned if ids & stored]
     assert stored == set().union(*jobs_present)  # nothing undocumented
     assert all(ids <= stored for ids in jobs_present)  # each job stored whole (a sweep writes its ensemble)
-    recorded = {scan_command(p["command"]) for p in st.provenance_of(DATA)} - set(BUNDLED_SWEEPS)
+    recorded = {documented(p["command"]) for p in st.provenance_of(DATA)} - set(BUNDLED_SWEEPS)
     assert recorded - set(CRITERION_SWEEPS) == {planned[ids] for ids in jobs_present}
+
+
+def test_a_sweep_run_elsewhere_on_a_gpu_is_its_recipe_lines_sweep():
+    """--store, --device and --workers decide where runs train and are kept, not which runs: a run id holds none."""
+    line = CRITERION_SWEEPS[-1]
+    gpu = line.replace("--store data", "--store /tmp/gpu").replace(" --workers 2", "") + " --device cuda --workers 4"
+    assert documented(gpu) == line and documented(line) == line
+    assert documented(line.replace("--seeds 5", "--seeds 6")) not in {*CRITERION_SWEEPS, *SCAN_SWEEPS}
+    here = gpu.replace(" --device cuda", "")  # parsed on a machine that may have no GPU
+    assert [j.run_ids() for j in _command_jobs(here)] == [j.run_ids() for j in _command_jobs(line)]
 
 
 def test_every_criterion_run_is_a_documented_commands_whole_job():
@@ -77,7 +87,7 @@ def test_every_criterion_run_is_a_documented_commands_whole_job():
     planned = {frozenset(j.run_ids().values()): c for c in CRITERION_SWEEPS for j in _command_jobs(c)}
     present = [ids for ids in planned if ids & set(crit.run_id)]
     assert set(crit.run_id) == set().union(*present) and all(ids <= set(crit.run_id) for ids in present)
-    recorded = {scan_command(p["command"]) for p in st.provenance_of(DATA)}
+    recorded = {documented(p["command"]) for p in st.provenance_of(DATA)}
     assert {planned[ids] for ids in present} <= recorded
     assert set(crit.stop) <= {"solved", "cap", "pruned", "diverged"} and (crit.schedule == "constant").all()
 
@@ -100,7 +110,7 @@ def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
 def test_bundled_provenance_names_the_documented_command():
     commands = {p["command"] for p in st.provenance_of(DATA)}
     assert set(BUNDLED_SWEEPS) <= commands
-    assert {scan_command(c) for c in commands - set(BUNDLED_SWEEPS)} <= {*SCAN_SWEEPS, *CRITERION_SWEEPS}
+    assert {documented(c) for c in commands - set(BUNDLED_SWEEPS)} <= {*SCAN_SWEEPS, *CRITERION_SWEEPS}
     assert all(p["versions"].get("torch") for p in st.provenance_of(DATA))  # recorded; an upgrade needs no retrain
 
 
@@ -218,7 +228,7 @@ def test_the_bundled_sweeps_measured_themselves():
     """Each bundled sweep wrote its own record (docs/reproduce.md's compute column is read from these)."""
     records = {st.read_meta(p)["provenance"]["command"]: p for p in (DATA / "bench").glob("sweep-*.parquet")}
     assert set(BUNDLED_SWEEPS) <= set(records)
-    assert {scan_command(c) for c in set(records) - set(BUNDLED_SWEEPS)} <= {*SCAN_SWEEPS, *CRITERION_SWEEPS}
+    assert {documented(c) for c in set(records) - set(BUNDLED_SWEEPS)} <= {*SCAN_SWEEPS, *CRITERION_SWEEPS}
     n_jobs = len(ATTENTION) * len(TASKS)
     rec = pd.read_parquet(records[BUNDLED_SWEEP]).iloc[0]
     assert (rec.runs, rec.steps) == (n_jobs * SEEDS * len(LR_GRID), 800)

@@ -34,7 +34,7 @@ def test_every_documented_command_and_every_sweep_record_is_in_reproduce():
 
     text = (ROOT / "docs" / "reproduce.md").read_text()
     assert all(c in text for c in (*prov.BUNDLED_SWEEPS, *prov.CRITERION_SWEEPS, *prov.SCAN_SWEEPS))
-    recorded = {prov.scan_command(p["command"]) for p in st.provenance_of(ROOT / "data")}
+    recorded = {prov.documented(p["command"]) for p in st.provenance_of(ROOT / "data")}
     assert recorded <= {*prov.BUNDLED_SWEEPS, *prov.CRITERION_SWEEPS, *prov.SCAN_SWEEPS}
 
 

@@ -105,5 +105,16 @@ AFTER_SWEEPS = (
 
 
 def scan_command(command: str) -> str:
-    """A recorded command with its --store argument replaced by data (where its runs were copied)."""
-    return re.sub(r"--store \S+", "--store data", command)
+    """A recorded command as it is compared: its --store replaced by data (where its runs were copied), and the
+    engine's flags (--device, --workers) set aside: they decide where and how many jobs train at once, not which
+    runs (a run's id holds no device), so a sweep run on a GPU stores the runs of its CPU line here."""
+    return _ENGINE.sub("", re.sub(r"--store \S+", "--store data", command))
+
+
+def documented(command: str) -> str:
+    """The recipe line a recorded command ran, or its scan_command where no line matches."""
+    return _LINES.get(scan_command(command), scan_command(command))
+
+
+_ENGINE = re.compile(r" --(?:device|workers) \S+")
+_LINES = {scan_command(c): c for c in (*BUNDLED_SWEEPS, *CRITERION_SWEEPS, *SCAN_SWEEPS)}

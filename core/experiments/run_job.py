@@ -62,6 +62,7 @@ def record(job: Job, result, rid: str, command: str | None) -> dict:
         "tokens_per_s": result.tokens_per_s,
         "n_ensemble": result.n_ensemble,  # members that really trained together (a resumed one may train alone)
         "threads": result.threads,
+        "device": result.device,
         "command": command,
     }
 

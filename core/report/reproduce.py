@@ -15,7 +15,7 @@ def _records(store: Path) -> pd.DataFrame:
     rows = []
     for path in sorted((store / "bench").glob("sweep-*.parquet")):
         record = st.read_meta(path)["provenance"]
-        rows.append(pd.read_parquet(path).iloc[0].to_dict() | {"command": recipe.scan_command(record["command"])})
+        rows.append(pd.read_parquet(path).iloc[0].to_dict() | {"command": recipe.documented(record["command"])})
     return pd.DataFrame(rows)
 
 
@@ -31,7 +31,8 @@ def _compute(records: pd.DataFrame) -> pd.DataFrame:
 def reproduce(store: Path, command: str) -> str:
     """docs/reproduce.md: the commands behind the store, in order, each with the runs it stored and its compute."""
     runs = st.load_runs(store)
-    made = runs.command.map(recipe.scan_command).value_counts()
+    made = runs.command.map(recipe.documented).value_counts()
+    on_gpu = runs.command[runs.command.str.contains("--device cuda", regex=False)].map(recipe.documented).value_counts()
     records = _records(store)
     compute = _compute(records)
     # older records: written before runs recorded where a sweep took them up (no `carried`)
@@ -42,7 +43,7 @@ def reproduce(store: Path, command: str) -> str:
         rows.append(
             {
                 "command": f"`{c}`",
-                "runs in the store": int(made.get(c, 0)),
+                "runs in the store": f"{made.get(c, 0)}" + (f" ({on_gpu[c]} on a GPU)" if c in on_gpu else ""),
                 "GFLOP": "" if m is None else f"{m.gflop:,.0f}",
                 "wall": ""
                 if m is None
@@ -62,7 +63,10 @@ def reproduce(store: Path, command: str) -> str:
         "commit (the sidebar shows them). Compute is what each sweep measured itself (`data/bench/sweep-*.parquet`) "
         "on the 2-core CPU machine it ran on; a sweep resumed across sessions has one record per part it finished (a "
         "part killed at a session's end leaves none, so its wall time is a floor; a sweep paused while tests ran on "
-        "the same cores counts the pause). The scans "
+        'the same cores counts the pause). Runs marked "on a GPU" were trained on one NVIDIA H100 (their recorded '
+        "command adds `--device cuda --workers 4`, which changes where and how many jobs train at once, not which "
+        "runs); a GPU's float sums differ from a CPU's in the last digits, and those sweeps, cut at the lent "
+        "machine's time limit, left no record here. The scans "
         "and the criterion sweeps ran in a scratch store and their files were copied here (a scan point's run files "
         "only: the pages read no weights of them): a run id is the hash of its configs, so the files are the ones "
         "`--store data` writes.",
