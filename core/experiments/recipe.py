@@ -19,6 +19,8 @@ _CRITERION_SCAN = (
     "python -m core sweep --task associative_recall --seeds 5 --lr grid --until solved --eval-every 50 --store data "
     "--workers 2 --quiet --steps 6400"
 )
+# induction's n_heads scan, around its bundled point (core.analysis.axes: n_heads_induction)
+_INDUCTION_SCAN = _CRITERION_SCAN.replace("--task associative_recall", "--task induction")
 # a scan point whose open cells (censored seeds still improving at 6,400) had their cap raised: the same command
 # at --steps 12800 in the same scratch store, which extends every member from its saved end state
 _EXTENDED_SCAN = (
@@ -63,14 +65,17 @@ CRITERION_SWEEPS = (
     f"python -m core sweep --attention identity --task induction --seeds 5 --lr 0.01 --n-layers 1 {_CRITERION}",
     # the control at its own lr grid (the four lines above trained its two-layer lrs; the grid skips those runs)
     f"python -m core sweep --attention all --task induction --seeds 5 --lr grid --n-layers 1 {_CRITERION}",
+    # trained on a lent GPU (docs/reproduce.md counts their runs): d_head 2, and the first induction n_heads point
+    f"{_CRITERION_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 2",
+    f"{_INDUCTION_SCAN} --attention all --n-heads 8",
 )
 # Tasks whose fixed-budget runs left data/: each is here only as trained to the criterion (CRITERION_SWEEPS).
 # induction's task itself changed (it was a fixed-offset copy, which one layer solves by a positional lookup);
 # the others were retrained to the criterion. associative recall keeps its 800-step grid, which the scans read.
 RETRAINING = ("induction", *_EASY)
 # The scaling scans (docs/results.md: Scaling scans), one axis point each, in the order they run; identity has no d_head
-# of its own. A scan run into another store and copied here records that store in its provenance, so the
-# commands are compared with their --store argument set aside (scan_command).
+# of its own. A scan run into another store, or on a GPU, records that store and its engine flags in its provenance,
+# so the commands are compared with --store, --device and --workers set aside (scan_command).
 _SCAN = (
     "python -m core sweep --store data --task associative_recall --seeds 5 --lr grid --steps 800 --workers 1 --quiet"
 )
@@ -78,15 +83,11 @@ _NO_IDENTITY = "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa"
 SCAN_SWEEPS = tuple(
     f"{_SCAN} {args}"
     for args in (
-        f"{_NO_IDENTITY} --d-head 2",
         "--attention all --d-model 128",
         "--attention all --length 16",
         "--attention all --length 32",
     )
 ) + (
-    # the lr grid extended one step up where an unsolved cell's best lr sat at its top edge (1e-2) on the d_head
-    # axis (identity has no d_head of its own)
-    f"{_SCAN.replace('--lr grid', '--lr 0.03')} --attention standard,tied_qk,tied_qkv,gqa --d-head 2",
     # the grid's half-steps around the best lr, for the cells below 5/5 at d_model 128
     f"{_SCAN.replace('--lr grid', '--lr 0.0005,0.002')} --attention stacked,tied_qkv --d-model 128",
 )
