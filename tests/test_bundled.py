@@ -122,7 +122,7 @@ def test_bundled_metrics_load_and_weights_are_kept_for_the_best_lr_runs():
     kept = {p.stem for p in (DATA / "weights").glob("*.safetensors")}
     main = set(best[best.seed < WEIGHT_SEEDS].run_id)
     control = runs[(runs.task == "induction") & (runs.n_layers == 1)]  # the one-layer control, at its own size
-    control = findings.at_best_lr(control)
+    control = findings.at_best_lr(findings.at_longest(control))
     assert kept == main | set(control[control.seed < WEIGHT_SEEDS].run_id)
     assert set(runs[runs.run_id.isin(kept)].groupby("task").steps.max()) <= {6400, 12800}  # the caps
     models = {p.stem for p in (DATA / "models").glob("*.safetensors")}  # prune --max-model-seeds 1: seed 0's

@@ -65,6 +65,13 @@ CRITERION_SWEEPS = (
     f"python -m core sweep --attention identity --task induction --seeds 5 --lr 0.01 --n-layers 1 {_CRITERION}",
     # the control at its own lr grid (the four lines above trained its two-layer lrs; the grid skips those runs)
     f"python -m core sweep --attention all --task induction --seeds 5 --lr grid --n-layers 1 {_CRITERION}",
+    # its open cells to 12,800 (tied_qk, tied_qkv, mqa: seeds still improving at 6,400), then the rest of the grid
+    # there, so the whole control reads one cap; each member went on from its saved end state, except the runs at
+    # the two-layer lrs (trained before end states were kept), which were trained again from step 0
+    "python -m core sweep --attention tied_qk,tied_qkv,mqa --task induction --seeds 5 --lr grid --n-layers 1 "
+    "--until solved --steps 12800 --eval-every 50 --store data --workers 2 --quiet",
+    "python -m core sweep --attention all --task induction --seeds 5 --lr grid --n-layers 1 --until solved "
+    "--steps 12800 --eval-every 50 --store data --workers 2 --quiet",
     # trained on a lent GPU (docs/reproduce.md counts their runs): d_head 2, and the first induction n_heads point
     f"{_CRITERION_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 2",
     f"{_INDUCTION_SCAN} --attention all --n-heads 8",
