@@ -100,6 +100,9 @@ st.dataframe(
         "n": "seeds there",
         "vs_reference": st.column_config.TextColumn("vs standard", width="large"),  # whole words at 1280
         "lapses": "but not at (easier, k/n)",
+        "lr_edge": st.column_config.TextColumn(
+            "best lr at the grid's edge", help="where it stops solving, its best lr was the lowest or highest trained"
+        ),
     },
 )
 ui.download(th, f"scaling-{axis}-thresholds")

@@ -317,3 +317,28 @@ def test_an_axis_is_read_under_one_protocol_the_criterion_once_two_of_its_values
     crit8 = on[on.x == 8].assign(until="solved", run_id=lambda d: "c" + d.run_id, steps=6400)
     two = axes.axis_runs(pd.concat([runs, crit, crit8]), "d_head")
     assert (two.until == "solved").all() and sorted(set(two.x)) == [8, 16]  # never the two protocols mixed
+
+
+def test_where_the_best_lr_is_an_end_of_the_lrs_trained_the_threshold_says_so():
+    """A parting cell's best lr at the lowest or highest lr trained may hide a threshold a wider grid would move;
+    inside the grid it says nothing."""
+    runs = fake_runs()
+    unsolved = (runs.attention == "tied_qk") & (runs.val_loss == 2.0)
+    runs.loc[unsolved & (runs.lr == 3e-3), "val_loss"] = 1.5  # its best lr where it fails: the higher one
+    table = scaling.outcomes(runs, "d_head")
+    assert set(table[table.solved > 0].lr_edge) == {"lowest"}  # 1e-3 solves: the lower of the two
+    th = scaling.thresholds(table, ["standard", "tied_qk"]).set_index("attention")
+    parting = SETTINGS["d_head"][1]  # where tied_qk stops solving
+    assert th.lr_edge.to_dict() == {
+        "standard": f"{SETTINGS['d_head'][0]:g}, lowest 0.001",
+        "tied_qk": f"{parting:g}, highest 0.003",
+    }
+    wider = runs[runs.lr == 3e-3].assign(
+        lr=1e-2, val_loss=9.0, run_id=lambda d: d.run_id.map(lambda r: _id(r, "wider"))
+    )
+    lower = runs[runs.lr == 1e-3].assign(
+        lr=3e-4, val_loss=9.0, run_id=lambda d: d.run_id.map(lambda r: _id(r, "lower"))
+    )
+    inside = scaling.outcomes(pd.concat([runs, wider, lower], ignore_index=True), "d_head")
+    assert set(inside.lr_edge) == {""}
+    assert not scaling.thresholds(inside, ["standard", "tied_qk"]).lr_edge.any()

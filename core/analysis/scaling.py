@@ -39,11 +39,18 @@ def _steps_to_solve(best: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["attention", "x", "median_steps", "median_lo", "median_hi"])
 
 
+def _lr_edges(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """Per (attention, x): the lowest and highest lr its runs at the longest training span (the cell's grid)."""
+    spans = findings.at_longest(axis_runs(runs, axis)).groupby(["attention", "x"]).lr.agg(lr_min="min", lr_max="max")
+    return spans.reset_index()
+
+
 def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     """Per (attention, axis value), at the cell's best lr (on validation) and longest training: seeds n, solved
     k with its Wilson interval, mean test accuracy and loss, the lr, attention parameters per layer and in
-    total, how many unsolved seeds were still improving (where more steps could change the outcome), and for
-    cells trained to the criterion the Kaplan-Meier median steps to solve with its 95% interval."""
+    total, how many unsolved seeds were still improving (where more steps could change the outcome), for cells
+    trained to the criterion the Kaplan-Meier median steps to solve with its 95% interval, and `lr_edge`:
+    "lowest" or "highest" where the best lr is an end of the lrs the cell trained (the optimum may lie beyond)."""
     best = best_runs(runs, axis)
     if best.empty:
         return pd.DataFrame()
@@ -78,6 +85,9 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
         .reset_index()
     )
     out["solved_lo"], out["solved_hi"] = zip(*(findings.wilson(k, n) for k, n in zip(out.solved, out.n)))
+    out = out.merge(_lr_edges(runs, axis), on=["attention", "x"], how="left")
+    out["lr_edge"] = np.select([out.lr == out.lr_min, out.lr == out.lr_max], ["lowest", "highest"], "")
+    out.loc[out.lr_min == out.lr_max, "lr_edge"] = ""  # one lr trained: no grid to sit at the edge of
     out = out.merge(_steps_to_solve(best), on=["attention", "x"], how="left")
     out = out.assign(
         axis=axis,
@@ -106,6 +116,7 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
         "params_total",
         "improving",
         "unsolved",
+        "lr_edge",
     ]
     return (
         out[columns]
@@ -136,7 +147,8 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     largest. `lapses`: easier values at which it then does not solve (k/n there, and whether that cell is open),
     which at a few seeds per setting can be noise; they are stated beside the threshold, not hidden by it.
     `open`: the setting where it stops solving, where that cell is open (_open_at): its threshold may move with a
-    higher cap."""
+    higher cap. `lr_edge`: that setting, where its best lr there is an end of the lrs trained ("4, lowest 0.0003"):
+    it may move with a wider lr grid."""
     grows = axis_grows(table.axis.iloc[0]) if len(table) else True
     groups = dict(list(table.groupby("attention", sort=False)))
     rows = []
@@ -156,6 +168,7 @@ def thresholds(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
                 "scanned": ", ".join(f"{v:g}" for v in sorted(x)),
                 "lapses": ", ".join(_lapse(g.iloc[hardest_first[i]]) for i in missed),
                 "open": _open_at(g.iloc[hardest_first[parting]]) if parting is not None else "",
+                "lr_edge": _edge_at(g.iloc[hardest_first[parting]]) if parting is not None else "",
             }
         )
     out = pd.DataFrame(rows)
@@ -190,6 +203,13 @@ def _open_at(cell) -> str:
         return ""
     counts = pd.Series({"censored": cell.get("unsolved", 0), "improving": cell.get("improving", 0)})
     return f"{cell.x:g}, {counts.improving:.0f} of {counts.censored:.0f}" if endpoints.is_open(counts) else ""
+
+
+def _edge_at(cell) -> str:
+    """The setting where a parameterization stops solving and its best lr there, when that lr is an end of the
+    lrs the cell trained ("4, lowest 0.0003"); else ""."""
+    edge = cell.get("lr_edge", "")
+    return f"{cell.x:g}, {edge} {cell.lr:g}" if isinstance(edge, str) and edge else ""
 
 
 def _deciding_p(table: pd.DataFrame, name: str, reference: str, t: float, ref: float, grows: bool) -> float:

@@ -120,7 +120,11 @@ def _scaling(everything: pd.DataFrame) -> list[str]:
             p_holm=th.p_holm.map(stats.p_text),
         )
         out += [
-            markdown.table(th[["attention", "threshold", "lapses", "vs_reference", "p_holm", "verdict"]].fillna("")),
+            markdown.table(
+                th[["attention", "threshold", "lapses", "lr_edge", "vs_reference", "p_holm", "verdict"]]
+                .rename(columns={"lr_edge": "best lr at the grid's edge"})
+                .fillna("")
+            ),
             "",
         ]
         out += [f"- {line}" for line in words.scan_sentences(table, axis, order)]
@@ -224,6 +228,9 @@ def results(store: Path, command: str) -> str:
         _sensitivity(at),
         "",
         "## Scaling scans (associative recall)",
+        "",
+        "Best lr at the grid's edge: at the setting where a parameterization stops solving, its best lr there was "
+        "the lowest or highest it trained, so a wider lr grid (for the whole point) may move the threshold.",
         "",
         *_scaling(everything),
         "## In practice: W_Q against W_K in real models (002)",
