@@ -74,7 +74,10 @@ def test_every_scan_run_belongs_to_a_documented_scan_and_comes_as_whole_ensemble
 def test_a_sweep_run_elsewhere_on_a_gpu_is_its_recipe_lines_sweep():
     """--store, --device and --workers decide where runs train and are kept, not which runs: a run id holds none."""
     line = CRITERION_SWEEPS[-1]
-    gpu = line.replace("--store data", "--store /tmp/gpu").replace(" --workers 2", "") + " --device cuda --workers 4"
+    gpu = (
+        line.replace("--store data", "--store /tmp/gpu").replace(" --workers 2 --quiet", "")
+        + " --device cuda --workers 4"
+    )
     assert documented(gpu) == line and documented(line) == line
     assert documented(line.replace("--seeds 5", "--seeds 6")) not in {*CRITERION_SWEEPS, *SCAN_SWEEPS}
     here = gpu.replace(" --device cuda", "")  # parsed on a machine that may have no GPU

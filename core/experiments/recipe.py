@@ -114,8 +114,8 @@ AFTER_SWEEPS = (
 
 def scan_command(command: str) -> str:
     """A recorded command as it is compared: its --store replaced by data (where its runs were copied), and the
-    engine's flags (--device, --workers) set aside: they decide where and how many jobs train at once, not which
-    runs (a run's id holds no device), so a sweep run on a GPU stores the runs of its CPU line here."""
+    engine's flags (--device, --workers, --ray, --quiet) set aside: they decide where, how many jobs at once and
+    how loudly, not which runs (a run's id holds none of them), so a sweep run on a GPU stores its line's runs."""
     return _ENGINE.sub("", re.sub(r"--store \S+", "--store data", command))
 
 
@@ -124,5 +124,5 @@ def documented(command: str) -> str:
     return _LINES.get(scan_command(command), scan_command(command))
 
 
-_ENGINE = re.compile(r" --(?:device|workers) \S+")
+_ENGINE = re.compile(r" --(?:device|workers|ray) \S+| --quiet\b")
 _LINES = {scan_command(c): c for c in (*BUNDLED_SWEEPS, *CRITERION_SWEEPS, *SCAN_SWEEPS)}

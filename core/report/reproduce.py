@@ -63,10 +63,10 @@ def reproduce(store: Path, command: str) -> str:
         "commit (the sidebar shows them). Compute is what each sweep measured itself (`data/bench/sweep-*.parquet`) "
         "on the 2-core CPU machine it ran on; a sweep resumed across sessions has one record per part it finished (a "
         "part killed at a session's end leaves none, so its wall time is a floor; a sweep paused while tests ran on "
-        'the same cores counts the pause). Runs marked "on a GPU" were trained on one NVIDIA H100 (their recorded '
-        "command adds `--device cuda --workers 4`, which changes where and how many jobs train at once, not which "
-        "runs); a GPU's float sums differ from a CPU's in the last digits, and those sweeps, cut at the lent "
-        "machine's time limit, left no record here. The scans "
+        "the same cores counts the pause; a line with runs and no compute was cut short before it wrote one). Runs "
+        'marked "on a GPU" were trained with `--device cuda`, as the command each run records says (`--device`, '
+        "`--workers` and `--ray` change where and how many jobs train at once, not which runs); a GPU's float sums "
+        "differ from a CPU's in the last digits. The scans "
         "and the criterion sweeps ran in a scratch store and their files were copied here (a scan point's run files "
         "only: the pages read no weights of them): a run id is the hash of its configs, so the files are the ones "
         "`--store data` writes.",
