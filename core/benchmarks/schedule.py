@@ -12,13 +12,14 @@ all record a start at step 0 are replayed (an extension's or a resumed job's clo
 
 import heapq
 import re
+from dataclasses import fields
 
 import pandas as pd
 
 from ..experiments.sweep import criterion_shares, expected, work
 from ..training.config import ModelConfig
 
-MODEL = ["attention", "n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "mlp", "vocab_size", "max_len"]
+MODEL = [f.name for f in fields(ModelConfig)]  # the runs table holds each one as a column of its own
 
 
 def makespan(seconds, workers: int) -> float:
@@ -38,7 +39,7 @@ def jobs_of(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, g in runs.groupby(["task", "attention"], sort=False):
         r = g.iloc[0]
-        model = ModelConfig(**{k: _plain(r[k]) for k in MODEL})
+        model = ModelConfig(**{k: _plain(r[k]) for k in MODEL if k in r})
         w = work(model, int(r.steps), int(r.batch_size), len(g))
         rows.append({"task": r.task, "attention": r.attention, "seconds": g.train_seconds.max(), "work": w})
     return pd.DataFrame(rows)
