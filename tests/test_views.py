@@ -92,3 +92,25 @@ def test_curve_bands_smooth_each_run_then_take_the_seeds_spread():
     assert bands["mean"].tolist() == [2.0, 4.0] and bands["min"].tolist() == [1.0, 3.0] and bands["count"].max() == 2
     smooth = views.curve_bands(df, "step", 0.5)
     assert smooth["mean"].iloc[1] < 4.0  # the second step pulled toward the first
+
+
+def test_strongest_heads_takes_each_models_best_head_per_score_and_leaves_models_without_scores_out():
+    scores = pd.DataFrame(
+        [
+            ("a", 0, 0, "induction", 0.1),
+            ("a", 1, 2, "induction", 0.9),
+            ("a", 0, 1, "prev_token", 0.6),
+            ("a", 1, 0, "prev_token", 0.2),
+            ("b", 0, 0, "induction", 0.05),
+            ("b", 0, 0, "prev_token", 0.3),
+        ],
+        columns=["run_id", "layer", "head", "metric", "value"],
+    )
+    runs = pd.DataFrame(
+        {"run_id": ["a", "b", "c"], "attention": ["standard", "standard", "gqa"], "n_layers": [2, 1, 2]}
+    ).assign(lr=1e-3, test_acc=[1.0, 0.3, 1.0])
+    table = views.strongest_heads(scores, runs).set_index("run_id")
+    assert list(table.index) == ["b", "a"]  # one layer first; c has no scores
+    assert table.loc["a", ["induction", "prev_token"]].tolist() == [0.9, 0.6]
+    assert table.loc["b", ["induction", "prev_token", "test_acc"]].tolist() == [0.05, 0.3, 0.3]
+    assert views.strongest_heads(scores.iloc[:0], runs).empty

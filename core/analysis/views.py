@@ -1,8 +1,9 @@
 """The tables the pages show, aggregated here so that a page only reads and plots them.
 
 Seed statistics of curves (curve_bands, with W&B's smoothing, ema), the Runtime page's step times per ensemble
-(runtime_bars), the Learning rate page's best-lr table and solve counts (best_lr_table, solve_by_lr) and the
-In practice page's per-layer, per-head and encoder/decoder summaries (per_layer, per_head, by_kind, summary).
+(runtime_bars), the Learning rate page's best-lr table and solve counts (best_lr_table, solve_by_lr), the
+In practice page's per-layer, per-head and encoder/decoder summaries (per_layer, per_head, by_kind, summary) and
+the strongest head of each kept model (strongest_heads).
 """
 
 import numpy as np
@@ -86,3 +87,14 @@ def summary(pretrained: pd.DataFrame) -> pd.DataFrame:
     """One row per model and kind, one column per metric: its mean over layers and heads."""
     table = pretrained.groupby(["attention", "kind", "metric"], as_index=False)["value"].mean()
     return table.pivot_table(index=["attention", "kind"], columns="metric", values="value").reset_index()
+
+
+def strongest_heads(scores: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Per kept model (scores: core.analysis.heads' table, one row per run, layer, head and metric): its
+    parameterization, layers, lr and test accuracy, and the highest score of each metric over its heads, so a
+    model that answers without an induction head shows it (a one-layer model has no previous-token head to read)."""
+    if scores.empty:
+        return pd.DataFrame()
+    best = scores.pivot_table(index="run_id", columns="metric", values="value", aggfunc="max")
+    about = runs.set_index("run_id")[["attention", "n_layers", "lr", "test_acc"]]
+    return about.join(best, how="inner").reset_index().sort_values(["n_layers", "attention"], ignore_index=True)

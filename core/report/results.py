@@ -14,6 +14,7 @@ from ..analysis import (
     sensitivity,
     similarity,
     stats,
+    views,
     words,
 )
 from ..attention import NAMES
@@ -88,6 +89,29 @@ def _layer_control(runs: pd.DataFrame) -> str:
         "at the cap (more steps might solve them)."
     )
     return markdown.table(wide.fillna("").reset_index().rename(columns={"attention": "parameterization"})) + grid
+
+
+def _heads(store: Path, runs: pd.DataFrame) -> str:
+    table = views.strongest_heads(st.load_table(store, "analysis", "heads"), runs)
+    if table.empty:
+        return "No head scores (`python -m core baselines` computes them for every kept model)."
+    order = {n: i for i, n in enumerate(NAMES)}
+    table = table.sort_values(["n_layers", "attention"], key=lambda c: c.map(order) if c.name == "attention" else c)
+    table = table.assign(lr=table.lr.map("{:g}".format)).round(2)
+    table = table.rename(
+        columns={
+            "attention": "parameterization",
+            "n_layers": "layers",
+            "test_acc": "test accuracy",
+            "prev_token": "previous-token",
+            "induction": "induction (prefix matching)",
+        }
+    )
+    return markdown.table(table.drop(columns="run_id")) + (
+        "\n\nEach kept model (seed 0 at its cell's best lr): its test accuracy at the stop and its strongest head "
+        "by each score, on held-out repeated random tokens (the Attention maps page gives every head). Uniform "
+        "attention scores about 1 / position; an induction head scores near 1."
+    )
 
 
 def _sensitivity(runs: pd.DataFrame) -> str:
@@ -219,6 +243,8 @@ def results(store: Path, command: str) -> str:
         "## The one-layer control (induction)",
         "",
         _layer_control(everything),
+        "",
+        _heads(store, everything),
         "",
         f"## Learning-rate sensitivity: lrs of the grid solving ≥ {findings.ROBUST:.0%} of seeds",
         "",
