@@ -80,7 +80,7 @@ def cmd_summary(args, parser):
             table = scaling.outcomes(everything, axis)
             print(
                 f"\nscaling: {axes.AXES[axis].title} ({axes.AXES[axis].label}), each cell at its best lr, "
-                f"{int(table.steps.iloc[0])} steps"
+                f"{words.protocol_label(table)}"
             )
             grid = scaling.solved_grid(table, list(ATTENTION_NAMES))
             print(scaling.grid_markdown(grid, axis) if args.markdown else grid.to_string())
