@@ -75,6 +75,7 @@ CRITERION_SWEEPS = (
     # trained on a lent GPU (docs/reproduce.md counts their runs): d_head 2, and the first induction n_heads point
     f"{_CRITERION_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 2",
     f"{_INDUCTION_SCAN} --attention all --n-heads 8",
+    f"{_INDUCTION_SCAN} --attention all --n-heads 2",
     f"{_INDUCTION_SCAN} --attention all --n-heads 1",
 )
 # Tasks whose fixed-budget runs left data/: each is here only as trained to the criterion (CRITERION_SWEEPS).
