@@ -34,6 +34,10 @@ CRITERION_SWEEPS = (
     # not depend on the cap, so this is the run an extension would have made)
     "python -m core sweep --attention all --task induction --seeds 5 --lr grid --until solved --steps 12800 "
     "--eval-every 50 --store data --workers 2 --quiet",
+    # identity's best lr there was the grid's highest (1e-2): the grid one step up (3e-2) for the whole point; the
+    # runs of the four grid lrs are skipped as stored, and count towards the rule that stops a hopeless lr
+    "python -m core sweep --attention all --task induction --seeds 5 --lr 0.0003,0.001,0.003,0.01,0.03 --until solved "
+    "--steps 12800 --eval-every 50 --store data --workers 2 --quiet",
     f"python -m core sweep --attention all --task associative_recall --seeds 5 --lr grid {_CRITERION}",
     # identity's censored seeds were all still improving at 6,400: the cap raised by extension (every other
     # member re-stored as it stopped, from its saved end state); these are the runs data/ keeps
