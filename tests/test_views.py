@@ -109,8 +109,10 @@ def test_strongest_heads_takes_each_models_best_head_per_score_and_leaves_models
     runs = pd.DataFrame(
         {"run_id": ["a", "b", "c"], "attention": ["standard", "standard", "gqa"], "n_layers": [2, 1, 2]}
     ).assign(lr=1e-3, test_acc=[1.0, 0.3, 1.0])
-    table = views.strongest_heads(scores, runs).set_index("run_id")
-    assert list(table.index) == ["b", "a"]  # one layer first; c has no scores
+    runs = pd.concat([runs, runs.iloc[[0]].assign(run_id="d", attention="bilinear")], ignore_index=True)
+    scores = pd.concat([scores, scores[scores.run_id == "a"].assign(run_id="d")], ignore_index=True)
+    table = views.strongest_heads(scores, runs, ["standard", "bilinear"]).set_index("run_id")
+    assert list(table.index) == ["b", "a", "d"]  # one layer first, then in the order given; c has no scores
     assert table.loc["a", ["induction", "prev_token"]].tolist() == [0.9, 0.6]
     assert table.loc["b", ["induction", "prev_token", "test_acc"]].tolist() == [0.05, 0.3, 0.3]
-    assert views.strongest_heads(scores.iloc[:0], runs).empty
+    assert views.strongest_heads(scores.iloc[:0], runs, ["standard"]).empty

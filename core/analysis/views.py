@@ -89,12 +89,14 @@ def summary(pretrained: pd.DataFrame) -> pd.DataFrame:
     return table.pivot_table(index=["attention", "kind"], columns="metric", values="value").reset_index()
 
 
-def strongest_heads(scores: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+def strongest_heads(scores: pd.DataFrame, runs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     """Per kept model (scores: core.analysis.heads' table, one row per run, layer, head and metric): its
     parameterization, layers, lr and test accuracy, and the highest score of each metric over its heads, so a
-    model that answers without an induction head shows it (a one-layer model has no previous-token head to read)."""
+    model that answers without an induction head shows it; by layers, then parameterizations in `order`."""
     if scores.empty:
         return pd.DataFrame()
     best = scores.pivot_table(index="run_id", columns="metric", values="value", aggfunc="max")
     about = runs.set_index("run_id")[["attention", "n_layers", "lr", "test_acc"]]
-    return about.join(best, how="inner").reset_index().sort_values(["n_layers", "attention"], ignore_index=True)
+    table = about.join(best, how="inner").reset_index()
+    rank = {n: i for i, n in enumerate(order)}
+    return table.sort_values(["n_layers", "attention"], key=lambda c: c.map(rank) if c.name == "attention" else c)

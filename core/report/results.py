@@ -92,11 +92,9 @@ def _layer_control(runs: pd.DataFrame) -> str:
 
 
 def _heads(store: Path, runs: pd.DataFrame) -> str:
-    table = views.strongest_heads(st.load_table(store, "analysis", "heads"), runs)
+    table = views.strongest_heads(st.load_table(store, "analysis", "heads"), runs, list(NAMES))
     if table.empty:
         return "No head scores (`python -m core baselines` computes them for every kept model)."
-    order = {n: i for i, n in enumerate(NAMES)}
-    table = table.sort_values(["n_layers", "attention"], key=lambda c: c.map(order) if c.name == "attention" else c)
     table = table.assign(lr=table.lr.map("{:g}".format)).round(2)
     table = table.rename(
         columns={
