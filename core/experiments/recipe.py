@@ -80,6 +80,10 @@ CRITERION_SWEEPS = (
     f"{_CRITERION_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 2",
     f"{_INDUCTION_SCAN} --attention all --n-heads 8",
     f"{_INDUCTION_SCAN} --attention all --n-heads 2",
+    # d_head 4's lr grid one step down for the whole point (tied_qk's best lr, 3e-4, was its lowest); the stored runs
+    # of the four grid lrs are skipped and count towards the rule that stops a hopeless lr
+    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} "
+    "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 4",
     f"{_INDUCTION_SCAN} --attention all --n-heads 1",
 )
 # Tasks whose fixed-budget runs left data/: each is here only as trained to the criterion (CRITERION_SWEEPS).
