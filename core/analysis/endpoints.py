@@ -163,10 +163,10 @@ def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:
     if crit.empty:
         return pd.DataFrame(columns=columns)
     crit = crit[crit.steps == crit.groupby(["attention", "n_layers"]).steps.transform("max")]
-    best = findings.at_best_lr(crit)
+    best = dict(list(findings.at_best_lr(crit).groupby(["attention", "n_layers"])))
     rows = []
     for (name, layers), every in crit.groupby(["attention", "n_layers"], sort=False):
-        g = best[(best.attention == name) & (best.n_layers == layers)]
+        g = best[(name, layers)]
         k = int(findings.solved(g).sum())
         lo, hi = stats.wilson(k, len(g))
         improving = findings.improving_share(g)[0]

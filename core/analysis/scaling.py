@@ -8,10 +8,15 @@ from . import endpoints, findings, markdown, stats, survival
 from .axes import AXES, axis_grows, axis_runs
 
 
+def _trained(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """An axis's runs at each task's longest training, every lr of each cell (its grid)."""
+    return findings.at_longest(axis_runs(runs, axis))
+
+
 def best_runs(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     """The runs behind each point of an axis: axis_runs at each task's longest training, each cell at its best lr
     (the seeds a point's solved share counts)."""
-    return findings.at_best_lr(findings.at_longest(axis_runs(runs, axis)))
+    return findings.at_best_lr(_trained(runs, axis))
 
 
 def equal_parameters(table: pd.DataFrame, name: str, reference: str = "standard", within: float = 0.25):
@@ -39,10 +44,9 @@ def _steps_to_solve(best: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["attention", "x", "median_steps", "median_lo", "median_hi"])
 
 
-def _lr_edges(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
-    """Per (attention, x): the lowest and highest lr its runs at the longest training span (the cell's grid)."""
-    spans = findings.at_longest(axis_runs(runs, axis)).groupby(["attention", "x"]).lr.agg(lr_min="min", lr_max="max")
-    return spans.reset_index()
+def _lr_edges(trained: pd.DataFrame) -> pd.DataFrame:
+    """Per (attention, x) of _trained runs: the lowest and highest lr they span (the cell's grid)."""
+    return trained.groupby(["attention", "x"]).lr.agg(lr_min="min", lr_max="max").reset_index()
 
 
 def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
@@ -51,7 +55,8 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
     total, how many unsolved seeds were still improving (where more steps could change the outcome), for cells
     trained to the criterion the Kaplan-Meier median steps to solve with its 95% interval, and `lr_edge`:
     "lowest" or "highest" where the best lr is an end of the lrs the cell trained (the optimum may lie beyond)."""
-    best = best_runs(runs, axis)
+    trained = _trained(runs, axis)
+    best = findings.at_best_lr(trained)
     if best.empty:
         return pd.DataFrame()
     ok = best.status == "ok"
@@ -85,7 +90,7 @@ def outcomes(runs: pd.DataFrame, axis: str) -> pd.DataFrame:
         .reset_index()
     )
     out["solved_lo"], out["solved_hi"] = zip(*(findings.wilson(k, n) for k, n in zip(out.solved, out.n)))
-    out = out.merge(_lr_edges(runs, axis), on=["attention", "x"], how="left")
+    out = out.merge(_lr_edges(trained), on=["attention", "x"], how="left")
     out["lr_edge"] = np.select([out.lr == out.lr_min, out.lr == out.lr_max], ["lowest", "highest"], "")
     out.loc[out.lr_min == out.lr_max, "lr_edge"] = ""  # one lr trained: no grid to sit at the edge of
     out = out.merge(_steps_to_solve(best), on=["attention", "x"], how="left")
@@ -208,8 +213,8 @@ def _open_at(cell) -> str:
 def _edge_at(cell) -> str:
     """The setting where a parameterization stops solving and its best lr there, when that lr is an end of the
     lrs the cell trained ("4, lowest 0.0003"); else ""."""
-    edge = cell.get("lr_edge", "")
-    return f"{cell.x:g}, {edge} {cell.lr:g}" if isinstance(edge, str) and edge else ""
+    edge = cell.get("lr_edge", "")  # absent from a table built without it
+    return f"{cell.x:g}, {edge} {cell.lr:g}" if edge else ""
 
 
 def _deciding_p(table: pd.DataFrame, name: str, reference: str, t: float, ref: float, grows: bool) -> float:

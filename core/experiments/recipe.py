@@ -92,7 +92,7 @@ CRITERION_SWEEPS = (
 RETRAINING = ("induction", *_EASY)
 # The scaling scans (docs/results.md: Scaling scans), one axis point each, in the order they run; identity has no d_head
 # of its own. A scan run into another store, or on a GPU, records that store and its engine flags in its provenance,
-# so the commands are compared with --store, --device and --workers set aside (scan_command).
+# so the commands are compared with --store and the engine's flags set aside (scan_command).
 _SCAN = (
     "python -m core sweep --store data --task associative_recall --seeds 5 --lr grid --steps 800 --workers 1 --quiet"
 )
