@@ -1,79 +1,13 @@
-"""The scaling axes, their outcomes and thresholds, and the Scaling page on every axis (a synthetic store)."""
+"""The scaling axes, their outcomes and thresholds (the Scaling page: test_scaling_page)."""
 
 import numpy as np
 import pandas as pd
 import pytest
-from apptest import array, open_page, specs
-from streamlit.testing.v1 import AppTest
+from fake_scans import SETTINGS, fake_id, fake_runs
 
 from core.analysis import axes, endpoints, scaling, survival, words
-from core.results import runfile as rf
-from core.results import store as st
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
-# Settings per axis and the smallest at which each parameterization solves (None: never), made up.
-# The bundled point is the last setting of every axis (one set of runs, shared by the four axes).
-# Along d_head and d_model the task gets easier as the value grows, and the bundled point is the last setting; along
-# n_heads (narrower heads) and length (more pairs) it gets harder, and the bundled point is the first.
-SETTINGS = {
-    "d_head": [4, 8, 16],
-    "d_model": [16, 32, 64],
-    "n_heads": [4, 8, 16],
-    "length": [8, 16, 32],
-    "n_heads_induction": [4, 8, 16],
-}
-SOLVES_FROM = {"standard": 1, "tied_qk": 2, "identity": None}  # steps from an axis's hardest setting
-
-
-def _config(axis: str, value: int) -> dict:
-    spec = axes.AXES[axis]
-    cfg = {k: v for k, v in {**axes.BASE, **dict(spec.base)}.items() if k != "steps"}
-    cfg[spec.var] = value
-    if spec.var == "d_model":
-        cfg["d_head"] = value // 4
-    if spec.var == "n_heads":
-        cfg["d_head"] = 64 // value
-    return cfg
-
-
-def _id(*parts) -> str:
-    return __import__("hashlib").sha256(repr(parts).encode()).hexdigest()[:16]  # as a real run id: 16 hex digits
-
-
-def fake_runs(seeds: int = 5) -> pd.DataFrame:
-    rows = []
-    for axis, values in SETTINGS.items():
-        for i, value in enumerate(values):
-            cfg = _config(axis, value)
-            for name, first in SOLVES_FROM.items():
-                if axis == "d_head" and name == "identity":
-                    continue
-                for lr in (1e-3, 3e-3):
-                    for seed in range(seeds):
-                        steps_in = i if axes.AXES[axis].grows else len(values) - 1 - i
-                        solved = first is not None and steps_in >= first and lr == 1e-3
-                        rows.append(
-                            {
-                                **cfg,
-                                "run_id": _id(cfg, name, lr, seed),
-                                "attention": name,
-                                "seed": seed,
-                                "lr": lr,
-                                "steps": 800,
-                                "n_kv_heads": cfg["n_heads"],
-                                "status": "ok",
-                                "precision": "fp32",
-                                "test_acc": 1.0 if solved else 0.3,
-                                "test_loss": 0.01 if solved else 2.0,
-                                "val_loss": 0.01 if solved else 2.0,
-                                "val_loss_drop": 0.0,
-                                "val_acc_gain": 0.0,
-                                "params_attention": 2 * cfg["d_model"] * cfg["n_heads"] * cfg["d_head"],
-                                "params_total": 10_000,
-                                "batch_size": 32,
-                            }
-                        )
-    return pd.DataFrame(rows).drop_duplicates("run_id")
 
 
 @pytest.mark.parametrize("axis", list(axes.AXES))
@@ -168,46 +102,6 @@ def test_runs_off_the_axis_are_left_out():
         axes.axis_runs(runs, "width")
 
 
-def _write_store(root, runs: pd.DataFrame):
-    for r in runs.itertuples():
-        meta = {
-            "format": rf.FORMAT,
-            "run_id": r.run_id,
-            "seed": r.seed,
-            "status": "ok",
-            "model": {
-                "attention": r.attention,
-                "n_layers": 2,
-                "d_model": r.d_model,
-                "n_heads": r.n_heads,
-                "d_head": r.d_head,
-                "n_kv_heads": r.n_kv_heads,
-                "mlp": True,
-                "vocab_size": 64,
-                "max_len": 4 * r.length,
-            },
-            "task": {"name": r.task, "n_symbols": 32, "length": r.length},
-            "train": {"steps": 800, "batch_size": 32, "lr": r.lr},
-            "final": {k: getattr(r, k) for k in ("val_loss", "test_loss", "test_acc", "val_loss_drop", "val_acc_gain")}
-            | {"val_acc": r.test_acc},
-            "params": {"attention": int(r.params_attention), "mlp": 1000},
-            "train_seconds": 1.0,
-            "steps_done": 800,
-            "tokens_per_s": 1.0,
-            "n_ensemble": 10,
-            "provenance": {"command": "test", "date": "2026-11-23", "versions": {}},
-        }
-        df = pd.DataFrame({"run_id": r.run_id, "step": [800], "metric": ["test_acc"], "value": [r.test_acc]})
-        rf.write_table(rf.run_path(root, r.run_id), df, meta)
-
-
-@pytest.fixture(scope="module")
-def scan_store(tmp_path_factory):
-    root = tmp_path_factory.mktemp("stores")
-    _write_store(root / "scan", fake_runs(seeds=3))
-    return root
-
-
 def test_a_threshold_whose_parting_cell_was_still_improving_at_the_cap_is_open_not_never():
     """Under the criterion, where a parameterization stops solving and more than a tenth of the unsolved seeds
     there were still improving at the cap, its threshold may move with more steps: it is open, and one never
@@ -233,27 +127,6 @@ def test_a_threshold_whose_parting_cell_was_still_improving_at_the_cap_is_open_n
     assert flat_lapse.lapses.tolist() == ["", "16 (1/5)"]
     flat = scaling.thresholds(table.assign(improving=0), ["standard", "identity"])
     assert words.threshold_cell("d_head", next(flat.iloc[[1]].itertuples())) == "never"
-
-
-@pytest.mark.parametrize("axis", list(axes.AXES))
-def test_the_scaling_page_draws_every_axis(axis, scan_store, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_STORES", str(scan_store))
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.query_params.update({"store": "scan", "axis": axis, "sc_seeds": "1"})
-    at.run()
-    at.switch_page("pages/scaling.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert at.selectbox(key="axis").value == axis
-    charts = specs(at)
-    assert len(charts) == 2 and len(at.get("download_button")) >= 3  # every chart and the table have a CSV
-    names = {t.get("name") for t in charts[0]["data"] if t.get("showlegend", True)}
-    assert names == ({"standard", "tied_qk"} if axis == "d_head" else {"standard", "tied_qk", "identity"})
-    text = " ".join(m.value for m in at.markdown)
-    var = axes.AXES[axis].var
-    assert (f"needs {var} ≥" if axes.AXES[axis].grows else f"solves up to {var} ≤") in text
-    th = at.dataframe[0].value.set_index("attention")
-    assert th.threshold["standard"] == words.threshold_text(axis, SETTINGS[axis][1])  # words, never a NaN
-    assert th.threshold.get("identity", "never") == "never"
 
 
 @pytest.mark.parametrize("axis", list(axes.AXES))
@@ -288,26 +161,6 @@ def test_outcomes_per_cell_agree_with_the_scalar_statistics_on_the_bundled_scans
             assert np.isnan(row.median_steps)
 
 
-def test_the_scaling_page_draws_steps_to_solve_on_a_criterion_axis_only():
-    """On an axis trained to the criterion, "steps to solve" plots each cell's Kaplan-Meier median on a log axis;
-    an axis on a fixed budget does not offer it."""
-    runs = st.load_runs(ROOT / "data")
-    criterion = [a for a in axes.axes_present(runs) if (scaling.outcomes(runs, a).until == "solved").all()]
-    fixed = [a for a in axes.axes_present(runs) if a not in criterion]
-    at = open_page("scaling", axis=criterion[0], sc_y="median_steps")
-    assert at.radio(key="sc_y").value == "median_steps"
-    fig = specs(at)[0]
-    assert fig["layout"]["yaxis"]["type"] == "log"
-    table = scaling.outcomes(runs, criterion[0])
-    ref = table[table.attention == "standard"].sort_values("x")
-    drawn = next(t for t in fig["data"] if t.get("name") == "standard")
-    expected = ref.median_steps.where(np.isfinite(ref.median_steps), ref.steps)  # past the cap: drawn at it
-    assert array(drawn["y"]).tolist() == pytest.approx(expected.tolist())
-    if fixed:
-        at = open_page("scaling", axis=fixed[0], sc_y="median_steps")
-        assert "median_steps" not in at.radio(key="sc_y").options and at.radio(key="sc_y").value == "share"
-
-
 def test_an_axis_is_read_under_one_protocol_the_criterion_once_two_of_its_values_have_it():
     runs = fake_runs().assign(until="steps")
     on = axes.axis_runs(runs, "d_head")
@@ -334,10 +187,10 @@ def test_where_the_best_lr_is_an_end_of_the_lrs_trained_the_threshold_says_so():
         "tied_qk": f"{parting:g}, highest 0.003",
     }
     wider = runs[runs.lr == 3e-3].assign(
-        lr=1e-2, val_loss=9.0, run_id=lambda d: d.run_id.map(lambda r: _id(r, "wider"))
+        lr=1e-2, val_loss=9.0, run_id=lambda d: d.run_id.map(lambda r: fake_id(r, "wider"))
     )
     lower = runs[runs.lr == 1e-3].assign(
-        lr=3e-4, val_loss=9.0, run_id=lambda d: d.run_id.map(lambda r: _id(r, "lower"))
+        lr=3e-4, val_loss=9.0, run_id=lambda d: d.run_id.map(lambda r: fake_id(r, "lower"))
     )
     inside = scaling.outcomes(pd.concat([runs, wider, lower], ignore_index=True), "d_head")
     assert set(inside.lr_edge) == {""}

@@ -17,3 +17,15 @@ def tiny_run(attention: str = "stacked", steps: int = 10, eval_every: int = 5):
         (0,),
     )
     return job, train_ensemble(job.model, job.task, job.train, [0], "cpu")[0]
+
+
+# reverse, small enough to train to the criterion in about a second (test_criterion, test_resume)
+REVERSE_TASK = TaskConfig("reverse", n_symbols=6, length=4, eval_size=64)
+_T = make_task(REVERSE_TASK)
+REVERSE_MODEL = ModelConfig(vocab_size=_T.vocab_size, max_len=_T.seq_len, d_model=16, n_heads=2)
+SOLVED = TrainConfig(steps=150, eval_every=10, batch_size=16, warmup=5, schedule="constant", until="solved")
+
+
+def close(a: list[float], b: list[float], tol: float = 1e-4) -> bool:
+    """Two curves of one length, equal to a relative tolerance."""
+    return len(a) == len(b) and all(abs(x - y) <= tol * max(1.0, abs(y)) for x, y in zip(a, b))

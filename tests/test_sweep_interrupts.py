@@ -1,0 +1,78 @@
+"""`python -m core sweep` interrupted or doubled: a kill, Ctrl-C, and two sweeps on one store at once."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from core.results import store as st
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-every", "10", "--quiet"]
+
+
+def sweep_argv(store, flags: str) -> list[str]:
+    return [sys.executable, "-m", "core", "sweep", "--store", str(store), *TINY, *flags.split()]
+
+
+def test_two_concurrent_sweeps_on_one_store_train_each_run_once(tmp_path):
+    argv = sweep_argv(tmp_path, "--seeds 2 --workers 1 --attention standard,tied_qk,identity,mqa --task reverse")
+    procs = [subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in "ab"]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    trained = [int(o.split("trained ")[1].split()[0]) for o in outs]
+    assert sum(trained) == 8, outs  # each of the 8 runs trained by exactly one of the two
+    assert len(st.load_runs(tmp_path)) == 8 and not list((tmp_path / "claims").glob("*.claim"))
+    assert len(list((tmp_path / "bench").glob("sweep-*.parquet"))) == sum(t > 0 for t in trained)
+
+
+def test_kill_mid_sweep_then_rerun_stores_every_run_exactly_once(tmp_path):
+    argv = sweep_argv(tmp_path, "--seeds 2 --attention standard,tied_qk,identity,mqa --task reverse,sort")
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((tmp_path / "runs").glob("*.parquet"))) < 3:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {p.name for p in (tmp_path / "runs").glob("*.parquet")}
+    assert 3 <= len(before) < 16, "the kill should land mid-sweep"
+    assert len(st.load_runs(tmp_path)) == len(before)  # whatever is there is whole
+    subprocess.run(argv, cwd=ROOT, check=True, capture_output=True)
+    runs = st.load_runs(tmp_path)
+    assert len(runs) == 16 and runs.run_id.is_unique
+    assert {p.stem for p in (tmp_path / "weights").glob("*.safetensors")} == set(runs.run_id)
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_ctrl_c_on_a_sweep_with_workers_is_a_one_line_cancel_that_releases_its_claims(tmp_path):
+    argv = sweep_argv(tmp_path, "--steps 20000 --seeds 2 --attention standard,mqa --task reverse --workers 2")
+    # SIGINT as a terminal leaves it, even where this suite itself runs in the background (a shell's `&`
+    # starts it with SIGINT ignored, which children inherit and Python then leaves ignored)
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not list(tmp_path.glob("claims/*.claim")):
+            time.sleep(0.05)
+        time.sleep(2)  # the workers are starting or training
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends: the whole foreground group
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # never left running past the test
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130 and err.strip().splitlines() == [
+        "python -m core sweep: cancelled; what finished before it is stored"
+    ], err
+    assert not list(tmp_path.rglob("*.claim")) and not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
