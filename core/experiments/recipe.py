@@ -85,6 +85,7 @@ CRITERION_SWEEPS = (
     f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} "
     "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 4",
     f"{_INDUCTION_SCAN} --attention all --n-heads 1",
+    f"{_CRITERION_SCAN} --attention all --d-model 128",
 )
 # Tasks whose fixed-budget runs left data/: each is here only as trained to the criterion (CRITERION_SWEEPS).
 # induction's task itself changed (it was a fixed-offset copy, which one layer solves by a positional lookup);
@@ -100,13 +101,9 @@ _NO_IDENTITY = "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa"
 SCAN_SWEEPS = tuple(
     f"{_SCAN} {args}"
     for args in (
-        "--attention all --d-model 128",
         "--attention all --length 16",
         "--attention all --length 32",
     )
-) + (
-    # the grid's half-steps around the best lr, for the cells below 5/5 at d_model 128
-    f"{_SCAN.replace('--lr grid', '--lr 0.0005,0.002')} --attention stacked,tied_qkv --d-model 128",
 )
 
 # after the sweeps: what the pages read besides the runs, and the documents made from them
