@@ -26,39 +26,9 @@ T = make_task(REVERSE_TASK)
 
 
 def _sweep(store: Path, steps: int, env=None, wait=True, lrs="1e-3,1e-2"):
-    cmd = [
-        sys.executable,
-        "-m",
-        "core",
-        "sweep",
-        "--store",
-        str(store),
-        "--task",
-        "reverse",
-        "--attention",
-        "standard",
-        "--seeds",
-        "2",
-        "--lr",
-        lrs,
-        "--until",
-        "solved",
-        "--steps",
-        str(steps),
-        "--eval-every",
-        "10",
-        "--n-symbols",
-        "6",
-        "--length",
-        "4",
-        "--d-model",
-        "16",
-        "--n-heads",
-        "2",
-        "--workers",
-        "1",
-        "--quiet",
-    ]
+    flags = f"--task reverse --attention standard --seeds 2 --lr {lrs} --until solved --steps {steps} --eval-every 10"
+    tiny = "--n-symbols 6 --length 4 --d-model 16 --n-heads 2 --workers 1 --quiet"  # REVERSE_TASK, REVERSE_MODEL
+    cmd = [sys.executable, "-m", "core", "sweep", "--store", str(store), *flags.split(), *tiny.split()]
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
