@@ -86,6 +86,9 @@ CRITERION_SWEEPS = (
     "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 4",
     f"{_INDUCTION_SCAN} --attention all --n-heads 1",
     f"{_CRITERION_SCAN} --attention all --d-model 128",
+    # d_model 32's open cells (tied_qkv's and identity's seeds still improving at 6,400) to 12,800 by extension, and
+    # the grid one step up (3e-2) for the whole point, since identity's best lr there was the highest (1e-2)
+    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0003,0.001,0.003,0.01,0.03')} --attention all --d-model 32",
 )
 # Tasks whose fixed-budget runs left data/: each is here only as trained to the criterion (CRITERION_SWEEPS).
 # induction's task itself changed (it was a fixed-offset copy, which one layer solves by a positional lookup);
