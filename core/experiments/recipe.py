@@ -27,6 +27,7 @@ _EXTENDED_SCAN = (
     "python -m core sweep --task associative_recall --seeds 5 --lr grid --until solved --eval-every 50 --workers 2 "
     "--quiet --steps 12800 --store data"
 )
+_NO_IDENTITY = "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa"  # identity has no d_head
 _EASY = ("reverse", "sort", "histogram")  # every parameterization solves them: a check that tying costs nothing there
 CRITERION_SWEEPS = (
     # induction's cap is 12,800: at 6,400 identity's and tied_qkv's censored seeds were still improving. The 6,400
@@ -48,7 +49,7 @@ CRITERION_SWEEPS = (
     "--eval-every 50 --store data --workers 2 --quiet --steps 12800",
     # the scans, retrained to the criterion one axis point at a time (identity has no d_head of its own); each
     # replaced that point's fixed-budget scan
-    *(f"{_CRITERION_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head {d}" for d in (8, 4)),
+    *(f"{_CRITERION_SCAN} {_NO_IDENTITY} --d-head {d}" for d in (8, 4)),
     f"{_CRITERION_SCAN} --attention all --d-model 32",
     f"{_CRITERION_SCAN} --attention all --n-heads 1",
     f"{_EXTENDED_SCAN} --attention all --n-heads 8",
@@ -59,8 +60,8 @@ CRITERION_SWEEPS = (
     # same scratch store, extending every member from its saved end state
     f"{_CRITERION_SCAN.replace('--steps 6400', '--steps 12800')} --attention all --d-model 16",
     f"{_CRITERION_SCAN} --attention all --n-heads 8",
-    f"{_EXTENDED_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 4",
-    f"{_EXTENDED_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 8",
+    f"{_EXTENDED_SCAN} {_NO_IDENTITY} --d-head 4",
+    f"{_EXTENDED_SCAN} {_NO_IDENTITY} --d-head 8",
     *(f"python -m core sweep --attention all --task {t} --seeds 5 --lr grid {_CRITERION}" for t in _EASY),
     f"python -m core sweep --attention standard,bilinear,mqa,gqa --task induction --seeds 5 --lr 0.003 --n-layers 1 "
     f"{_CRITERION}",
@@ -77,13 +78,12 @@ CRITERION_SWEEPS = (
     "python -m core sweep --attention all --task induction --seeds 5 --lr grid --n-layers 1 --until solved "
     "--steps 12800 --eval-every 50 --store data --workers 2 --quiet",
     # trained on a lent GPU (docs/reproduce.md counts their runs): d_head 2, and the first induction n_heads point
-    f"{_CRITERION_SCAN} --attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 2",
+    f"{_CRITERION_SCAN} {_NO_IDENTITY} --d-head 2",
     f"{_INDUCTION_SCAN} --attention all --n-heads 8",
     f"{_INDUCTION_SCAN} --attention all --n-heads 2",
     # d_head 4's lr grid one step down for the whole point (tied_qk's best lr, 3e-4, was its lowest); the stored runs
     # of the four grid lrs are skipped and count towards the rule that stops a hopeless lr
-    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} "
-    "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa --d-head 4",
+    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} {_NO_IDENTITY} --d-head 4",
     f"{_INDUCTION_SCAN} --attention all --n-heads 1",
     f"{_CRITERION_SCAN} --attention all --d-model 128",
     # d_model 32's open cells (tied_qkv's and identity's seeds still improving at 6,400) to 12,800 by extension, and
@@ -100,7 +100,6 @@ RETRAINING = ("induction", *_EASY)
 _SCAN = (
     "python -m core sweep --store data --task associative_recall --seeds 5 --lr grid --steps 800 --workers 1 --quiet"
 )
-_NO_IDENTITY = "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa"
 SCAN_SWEEPS = tuple(
     f"{_SCAN} {args}"
     for args in (
