@@ -89,6 +89,9 @@ CRITERION_SWEEPS = (
     # d_model 32's open cells (tied_qkv's and identity's seeds still improving at 6,400) to 12,800 by extension, and
     # the grid one step up (3e-2) for the whole point, since identity's best lr there was the highest (1e-2)
     f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0003,0.001,0.003,0.01,0.03')} --attention all --d-model 32",
+    # d_head 8's grid one step down for the whole point (tied_qkv's best lr, 3e-4, where it stops solving, was its
+    # lowest); the stored runs of the four grid lrs are skipped and count towards the rule that stops a hopeless lr
+    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} {_NO_IDENTITY} --d-head 8",
 )
 # Tasks whose fixed-budget runs left data/: each is here only as trained to the criterion (CRITERION_SWEEPS).
 # induction's task itself changed (it was a fixed-offset copy, which one layer solves by a positional lookup);
