@@ -1,6 +1,8 @@
 """A made-up store of scaling scans: every axis, three parameterizations, known thresholds (test_scaling,
 test_scaling_page)."""
 
+import hashlib
+
 import pandas as pd
 
 from core.analysis import axes
@@ -32,7 +34,7 @@ def _config(axis: str, value: int) -> dict:
 
 
 def fake_id(*parts) -> str:
-    return __import__("hashlib").sha256(repr(parts).encode()).hexdigest()[:16]  # as a real run id: 16 hex digits
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]  # as a real run id: 16 hex digits
 
 
 def fake_runs(seeds: int = 5) -> pd.DataFrame:
@@ -40,12 +42,12 @@ def fake_runs(seeds: int = 5) -> pd.DataFrame:
     for axis, values in SETTINGS.items():
         for i, value in enumerate(values):
             cfg = _config(axis, value)
+            steps_in = i if axes.AXES[axis].grows else len(values) - 1 - i  # steps from the hardest setting
             for name, first in SOLVES_FROM.items():
                 if axis == "d_head" and name == "identity":
                     continue
                 for lr in (1e-3, 3e-3):
                     for seed in range(seeds):
-                        steps_in = i if axes.AXES[axis].grows else len(values) - 1 - i
                         solved = first is not None and steps_in >= first and lr == 1e-3
                         rows.append(
                             {

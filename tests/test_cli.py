@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tiny import TINY_FLAGS, sweep
 
 from core.cli import main
 from core.experiments import sweep as sweep_mod
@@ -17,11 +18,6 @@ from core.results import store as st
 from core.training.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-every", "10", "--quiet"]
-
-
-def sweep(store, *extra):
-    return main(["sweep", "--store", str(store), *TINY, *extra])
 
 
 def test_sweep_runs_then_resumes_without_rewriting(tmp_path, capsys):
@@ -121,7 +117,7 @@ def test_store_that_is_a_file_empty_or_unwritable_is_refused_before_training(tmp
     afile.write_text("x")
     for bad in (str(afile), "", str(afile / "below")):
         with pytest.raises(SystemExit) as err:
-            main(["sweep", "--store", bad, *TINY])
+            main(["sweep", "--store", bad, *TINY_FLAGS])
         assert err.value.code == 2
         lines = capsys.readouterr().err.strip().splitlines()
         assert len(lines) == 1 and "--store" in lines[0]

@@ -1,5 +1,7 @@
 """The Scaling page on every axis (a made-up store) and on the bundled data."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from apptest import array, open_page, specs
@@ -9,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from core.analysis import axes, scaling, words
 from core.results import store as st
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tiny import sweep
+
 from core.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-every", "10", "--quiet"]
-
-
-def sweep(store, *extra):
-    return main(["sweep", "--store", str(store), *TINY, *extra])
 
 
 def test_summary_prints_a_skipped_file_as_one_warning_line(tmp_path):

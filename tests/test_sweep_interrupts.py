@@ -7,14 +7,15 @@ import sys
 import time
 from pathlib import Path
 
+from tiny import TINY_FLAGS
+
 from core.results import store as st
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-every", "10", "--quiet"]
 
 
 def sweep_argv(store, flags: str) -> list[str]:
-    return [sys.executable, "-m", "core", "sweep", "--store", str(store), *TINY, *flags.split()]
+    return [sys.executable, "-m", "core", "sweep", "--store", str(store), *TINY_FLAGS, *flags.split()]
 
 
 def test_two_concurrent_sweeps_on_one_store_train_each_run_once(tmp_path):

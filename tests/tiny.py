@@ -1,5 +1,6 @@
 """A tiny trained run for the store's tests: one job of one seed on sort, trained on the CPU in about a second."""
 
+from core.cli import main
 from core.experiments.run_job import Job
 from core.training.config import ModelConfig, TaskConfig, TrainConfig
 from core.training.tasks import make_task
@@ -29,3 +30,12 @@ SOLVED = TrainConfig(steps=150, eval_every=10, batch_size=16, warmup=5, schedule
 def close(a: list[float], b: list[float], tol: float = 1e-4) -> bool:
     """Two curves of one length, equal to a relative tolerance."""
     return len(a) == len(b) and all(abs(x - y) <= tol * max(1.0, abs(y)) for x, y in zip(a, b))
+
+
+# `python -m core sweep`'s flags for a sweep of a few seconds (test_cli, test_summary, test_sweep_interrupts)
+TINY_FLAGS = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-every", "10", "--quiet"]
+
+
+def sweep(store, *extra) -> int:
+    """The sweep command, in this process, at TINY_FLAGS (a later flag overrides one of them)."""
+    return main(["sweep", "--store", str(store), *TINY_FLAGS, *extra])
