@@ -7,18 +7,10 @@ import pytest
 
 from core.analysis import curves, findings
 from core.attention.registry import ATTENTION
-from core.experiments import sweep
-from core.experiments.recipe import (
-    BUNDLED_SWEEP,
-    BUNDLED_SWEEPS,
-    CRITERION_SWEEPS,
-    RETRAINING,
-    SCAN_SWEEPS,
-    documented,
-)
+from core.experiments.recipe import CRITERION_SWEEPS, documented
 from core.results import store as st
 from core.results import weights
-from core.training.config import LR_GRID, TrainConfig
+from core.training.config import LR_GRID
 from core.training.task_specs import TASK_SPECS
 from core.training.tasks import TASKS, chance_levels
 
@@ -30,10 +22,10 @@ TASK_SYMBOLS = {name: spec.n_symbols for name, spec in TASK_SPECS.items()}
 
 
 def _bundled(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs at the bundled point: d_model 64, 4 heads of 16, each task at its default size."""
+    """The runs at the bundled point: two layers, d_model 64, 4 heads of 16, each task at its default size."""
     at_size = (runs.d_head == runs.d_model // runs.n_heads) & (runs.d_model == 64) & (runs.n_heads == 4)
     default = (runs.length == runs.task.map(TASK_LENGTHS)) & (runs.n_symbols == runs.task.map(TASK_SYMBOLS))
-    return runs[at_size & default & (runs.until == "steps")]  # the criterion runs: CRITERION_SWEEPS
+    return runs[at_size & default & (runs.n_layers == 2)]
 
 
 def _command_jobs(command: str) -> list:
@@ -45,32 +37,6 @@ def _command_jobs(command: str) -> list:
     return plan_jobs(parser.parse_args(command.removeprefix("python -m core ").split()), parser)
 
 
-def _scan_jobs(command: str) -> list:
-    """The jobs a documented scan command plans (parsed by the CLI's own flags)."""
-    from core.cli import build_parser
-
-    args = build_parser().parse_args(command.removeprefix("python -m core ").split())
-    model = {k: getattr(args, k) for k in ("d_model", "n_heads", "d_head") if getattr(args, k) is not None}
-    task = {k: getattr(args, k) for k in ("length", "n_symbols") if getattr(args, k, None) is not None}
-    return sweep.plan(args.attention, args.task, args.seeds, TrainConfig(steps=args.steps), model, args.lr, task)
-
-
-def test_every_scan_run_belongs_to_a_documented_scan_and_comes_as_whole_ensembles():
-    runs = st.load_runs(DATA)
-    bundled = _bundled(runs)
-    scan = runs[~runs.run_id.isin(bundled.run_id) & (runs.until == "steps")]
-    planned = {}
-    for command in SCAN_SWEEPS:
-        for job in _scan_jobs(command):
-            planned[frozenset(job.run_ids().values())] = command
-    stored = set(scan.run_id)
-    jobs_present = [ids for ids in planned if ids & stored]
-    assert stored == set().union(*jobs_present)  # nothing undocumented
-    assert all(ids <= stored for ids in jobs_present)  # each job stored whole (a sweep writes its ensemble)
-    recorded = {documented(p["command"]) for p in st.provenance_of(DATA)} - set(BUNDLED_SWEEPS)
-    assert recorded - set(CRITERION_SWEEPS) == {planned[ids] for ids in jobs_present}
-
-
 def test_a_sweep_run_elsewhere_on_a_gpu_is_its_recipe_lines_sweep():
     """--store, --device and --workers decide where runs train and are kept, not which runs: a run id holds none."""
     line = CRITERION_SWEEPS[-1]
@@ -79,41 +45,35 @@ def test_a_sweep_run_elsewhere_on_a_gpu_is_its_recipe_lines_sweep():
         + " --device cuda --workers 4"
     )
     assert documented(gpu) == line and documented(line) == line
-    assert documented(line.replace("--seeds 5", "--seeds 6")) not in {*CRITERION_SWEEPS, *SCAN_SWEEPS}
+    assert documented(line.replace("--seeds 5", "--seeds 6")) not in CRITERION_SWEEPS
     here = gpu.replace(" --device cuda", "")  # parsed on a machine that may have no GPU
     assert [j.run_ids() for j in _command_jobs(here)] == [j.run_ids() for j in _command_jobs(line)]
 
 
-def test_every_criterion_run_is_a_documented_commands_whole_job():
+def test_every_run_is_a_documented_criterion_commands_whole_job():
     runs = st.load_runs(DATA)
-    crit = runs[runs.until == "solved"]
+    assert (runs.until == "solved").all() and (runs.schedule == "constant").all()  # no fixed-budget run is left
     planned = {frozenset(j.run_ids().values()): c for c in CRITERION_SWEEPS for j in _command_jobs(c)}
-    present = [ids for ids in planned if ids & set(crit.run_id)]
-    assert set(crit.run_id) == set().union(*present) and all(ids <= set(crit.run_id) for ids in present)
+    present = [ids for ids in planned if ids & set(runs.run_id)]
+    assert set(runs.run_id) == set().union(*present) and all(ids <= set(runs.run_id) for ids in present)
     recorded = {documented(p["command"]) for p in st.provenance_of(DATA)}
     assert {planned[ids] for ids in present} <= recorded
-    assert set(crit.stop) <= {"solved", "cap", "pruned", "diverged"} and (crit.schedule == "constant").all()
+    assert set(runs.stop) <= {"solved", "cap", "pruned", "diverged"}
 
 
-def test_bundled_runs_cover_the_lr_grid_of_todays_configs():
+def test_the_bundled_point_covers_every_task_parameterization_lr_and_seed_at_one_cap_a_task():
     runs = _bundled(st.load_runs(DATA))
     assert set(runs.status) <= {"ok", "diverged"}
-    tasks = [t for t in TASKS if t not in RETRAINING]  # their old runs left data/ (recipe.RETRAINING)
-    assert not set(runs.task) & set(RETRAINING)
-    jobs = sweep.plan(list(ATTENTION), tasks, SEEDS, TrainConfig(eval_every=50), lrs=LR_GRID)
-    expected = {rid for j in jobs for rid in j.run_ids().values()}
-    assert set(runs.run_id) == expected, "data/ is stale: regenerate it with docs/reproduce.md's commands"
-    grid = runs.groupby(["attention", "task", "steps", "lr"]).seed.apply(sorted)
-    assert len(grid) == len(ATTENTION) * len(tasks) * len(LR_GRID)
-    assert all(s == list(range(SEEDS)) for s in grid)
-    # the sweep trained whole ensembles: 20 members (5 seeds x 4 lrs)
-    assert (runs.n_ensemble == SEEDS * len(LR_GRID)).all()
+    grid = runs.groupby(["task", "attention", "lr"]).seed.apply(set)
+    for task in TASKS:
+        for name in ATTENTION:
+            assert all(set(range(SEEDS)) <= grid[task, name, lr] for lr in LR_GRID), (task, name)
+    assert (runs.groupby("task").steps.nunique() == 1).all()  # one protocol per task: a raised cap raises all
 
 
 def test_bundled_provenance_names_the_documented_command():
     commands = {p["command"] for p in st.provenance_of(DATA)}
-    assert set(BUNDLED_SWEEPS) <= commands
-    assert {documented(c) for c in commands - set(BUNDLED_SWEEPS)} <= {*SCAN_SWEEPS, *CRITERION_SWEEPS}
+    assert {documented(c) for c in commands} <= set(CRITERION_SWEEPS)
     assert all(p["versions"].get("torch") for p in st.provenance_of(DATA))  # recorded; an upgrade needs no retrain
 
 
@@ -229,11 +189,12 @@ def test_bundled_data_is_small_enough_for_community_cloud():
 
 def test_the_bundled_sweeps_measured_themselves():
     """Each bundled sweep wrote its own record (docs/reproduce.md's compute column is read from these)."""
-    records = {st.read_meta(p)["provenance"]["command"]: p for p in (DATA / "bench").glob("sweep-*.parquet")}
-    assert set(BUNDLED_SWEEPS) <= set(records)
-    assert {documented(c) for c in set(records) - set(BUNDLED_SWEEPS)} <= {*SCAN_SWEEPS, *CRITERION_SWEEPS}
-    n_jobs = len(ATTENTION) * len(TASKS)
-    rec = pd.read_parquet(records[BUNDLED_SWEEP]).iloc[0]
-    assert (rec.runs, rec.steps) == (n_jobs * SEEDS * len(LR_GRID), 800)
+    records = {
+        documented(st.read_meta(p)["provenance"]["command"]): p for p in (DATA / "bench").glob("sweep-*.parquet")
+    }
+    assert set(records) <= set(CRITERION_SWEEPS)
+    grid = next(c for c in CRITERION_SWEEPS if "--task associative_recall --seeds 5 --lr grid --until solved --st" in c)
+    rec = pd.read_parquet(records[grid]).iloc[0]  # the bundled associative-recall grid at 6,400, trained on a CPU
+    assert (rec.runs, rec.steps) == (len(ATTENTION) * SEEDS * len(LR_GRID), 6400)
     assert 0 < rec.utilisation < 1 and abs(rec.utilisation - rec.gflops / rec.peak_gflops) < 1e-9
-    assert rec.utilisation < rec.step_utilisation < 1  # the steps alone: no evaluation, start-up or waiting
+    assert 0 < rec.step_utilisation < 1

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ..analysis import findings, scaling
-from ..experiments.recipe import BUNDLED_SWEEP
+from ..experiments.recipe import FIRST_SWEEP
 from ..results.stores import BUNDLED, BUNDLED_NAME, ROOT, inside, stores_root  # noqa: F401 - the pages' names
 from . import cached, charts, urls
 from .selection import ALL, BEST, LONGEST, size_labels  # noqa: F401 - the pages' and app.py's names for them
@@ -156,7 +156,7 @@ def require_runs(df: pd.DataFrame) -> bool:
         name = sel.get("store_name", BUNDLED_NAME)
         st.info(
             f"No runs in the store `{name}` yet. Fill it with\n\n"
-            f"```bash\n{BUNDLED_SWEEP.replace('--store data', '--store ' + store_arg())}\n```\n"
+            f"```bash\n{FIRST_SWEEP.replace('--store data', '--store ' + store_arg())}\n```\n"
             "or start a small sweep on the **Train** page."
         )
     else:

@@ -38,7 +38,7 @@ def reproduce(store: Path, command: str) -> str:
     # older records: written before runs recorded where a sweep took them up (no `carried`)
     old = int(records.carried.isna().sum()) if "carried" in records else len(records)
     rows = []
-    for c in (*recipe.BUNDLED_SWEEPS, *recipe.CRITERION_SWEEPS, *recipe.SCAN_SWEEPS):
+    for c in recipe.CRITERION_SWEEPS:
         m = compute.loc[c] if c in compute.index else None
         rows.append(
             {
