@@ -30,6 +30,7 @@ COLUMNS = [
     "n_layers",
     "length",
     "precision",
+    "device",
     "status",
     "val_loss",
     "test_loss",
@@ -39,6 +40,8 @@ COLUMNS = [
     "seconds_per_step",
 ]
 table = plots.in_order(runs[[c for c in COLUMNS if c in runs]])
+if "device" in table:  # runs stored before a run recorded where it trained
+    table["device"] = table.device.fillna("not recorded")
 c = st.columns([3, 1.2, 2, 2])
 sort = urls.url_widget(c[0].selectbox, "Sort by", "rsort", "test_loss", options=[c for c in COLUMNS if c in table])
 descending = urls.url_widget(c[1].toggle, "descending", "rdesc", False)

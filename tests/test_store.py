@@ -199,6 +199,28 @@ def test_old_stores_read_with_test_metrics_as_their_eval_ones(tmp_path, trained)
     assert {"test_loss", "test_acc"} <= set(st.load_metrics(tmp_path).metric)
 
 
+@pytest.mark.parametrize(
+    "device, command, read",
+    [
+        ("cpu", "pytest", "cpu"),
+        (None, "python -m core sweep --device cuda --workers 4", "cuda"),
+        (None, "pytest", None),
+    ],
+)
+def test_a_run_reads_where_it_trained_and_an_older_one_the_device_its_command_named(
+    tmp_path, trained, device, command, read
+):
+    job, result = trained
+    path = st.run_path(tmp_path, write(tmp_path, job, result))
+    meta = st.read_meta(path)
+    assert meta["device"] == "cpu"  # recorded as it trained
+    meta = {k: v for k, v in meta.items() if k != "device"} | ({"device": device} if device else {})
+    meta["provenance"]["command"] = command  # a run stored before its record held a device has no key
+    st.write_table(path, pd.read_parquet(path), meta)
+    row = st.load_runs(tmp_path).iloc[0]
+    assert row.device == read if read else pd.isna(row.device)
+
+
 def test_weights_problem_and_drop_weights(tmp_path, trained):
     job, result = trained
     rid = write(tmp_path, job, result)

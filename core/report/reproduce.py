@@ -32,7 +32,7 @@ def reproduce(store: Path, command: str) -> str:
     """docs/reproduce.md: the commands behind the store, in order, each with the runs it stored and its compute."""
     runs = st.load_runs(store)
     made = runs.command.map(recipe.documented).value_counts()
-    on_gpu = runs.command[runs.command.str.contains("--device cuda", regex=False)].map(recipe.documented).value_counts()
+    on_gpu = runs.command[runs.device == "cuda"].map(recipe.documented).value_counts()
     records = _records(store)
     compute = _compute(records)
     # older records: written before runs recorded where a sweep took them up (no `carried`)
@@ -64,8 +64,9 @@ def reproduce(store: Path, command: str) -> str:
         "on the 2-core CPU machine it ran on; a sweep resumed across sessions has one record per part it finished (a "
         "part killed at a session's end leaves none, so its wall time is a floor; a sweep paused while tests ran on "
         "the same cores counts the pause; a line with runs and no compute was cut short before it wrote one). Runs "
-        'marked "on a GPU" were trained with `--device cuda`, as the command each run records says (`--device`, '
-        "`--workers` and `--ray` change where and how many jobs train at once, not which runs); a GPU's float sums "
+        'marked "on a GPU" trained on CUDA, as each run records (the runs stored before a run recorded its device: '
+        "their command's `--device cuda`); `--device`, `--workers` and `--ray` change where and how many jobs train "
+        "at once, not which runs; a GPU's float sums "
         "differ from a CPU's in the last digits. The scans "
         "and the criterion sweeps ran in a scratch store and their files were copied here (a scan point's run files "
         "only: the pages read no weights of them): a run id is the hash of its configs, so the files are the ones "

@@ -7,6 +7,7 @@ before reading any rows. core.results.store and core.results.index build on this
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -189,6 +190,13 @@ def model_path(store, run_id: str) -> Path:
     return Path(store) / "models" / f"{run_id}.safetensors"
 
 
+def _named_device(command: str | None) -> str | None:
+    """Where a run stored before its record held a device trained: the --device its command named, else unknown
+    (None: a sweep without the flag took a GPU where there was one)."""
+    found = re.search(r"--device (\S+)", command or "")
+    return found.group(1) if found else None
+
+
 OLD_METRICS = {"eval_loss": "test_loss", "eval_acc": "test_acc"}  # stores made before the val/test split
 
 
@@ -238,6 +246,7 @@ def run_row(meta: dict) -> dict:
         "step_seconds": meta.get("step_seconds"),  # absent from stores written before it was measured
         "n_ensemble": meta["n_ensemble"],
         "threads": meta.get("threads"),  # absent from stores written before workers existed
+        "device": meta.get("device") or _named_device(meta["provenance"]["command"]),
         "steps_done": meta["steps_done"],
         "steps_from": meta.get("steps_from"),  # absent from runs stored before it was recorded: unknown
         "seconds_per_step": meta["train_seconds"] / max(1, meta["steps_done"]),

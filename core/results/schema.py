@@ -84,6 +84,7 @@ RUN_ROW = {
     "step_seconds": NUMBER,
     "n_ensemble": INTEGER,
     "threads": NUMBER,
+    "device": TEXT,
     "steps_done": INTEGER,
     "steps_from": INTEGER,
     "seconds_per_step": NUMBER,
