@@ -70,6 +70,18 @@ def test_a_cell_whose_censored_seeds_were_still_improving_at_the_cap_is_open_not
     assert endpoints.verdict(table.iloc[0]) == "reference" and not endpoints.is_open(table.iloc[2])
 
 
+def test_the_open_cells_are_listed_with_every_command_of_their_point():
+    df = runs(CELLS | {"mqa": [None] * 5}).assign(val_loss_drop=0.0, val_acc_gain=0.0, n_kv_heads=4, command="all")
+    df.loc[df.attention == "mqa", ["n_kv_heads", "command"]] = [1, "mqa"]  # its own sweep, its own n_kv_heads
+    assert endpoints.open_cells(df).empty  # nothing improving at the cap
+    df.loc[df.attention.isin(["stacked", "mqa"]) & (df.seed == 2), "val_acc_gain"] = 0.05
+    cells = endpoints.open_cells(df).set_index("attention")
+    assert list(cells.index) == ["stacked", "mqa"] and (cells.cap == 1000).all()
+    assert cells.loc["stacked", ["censored", "improving"]].tolist() == [3, 1]
+    assert cells.loc["mqa", ["censored", "improving"]].tolist() == [5, 1]
+    assert (cells.commands == ("all", "mqa")).all()  # one point: a line that raises it names both sweeps
+
+
 def test_the_protocol_of_each_task_says_criterion_or_fixed_budget_and_the_seeds():
     crit = runs(CELLS)
     fixed = crit.assign(task="sort", until="steps", steps=800).iloc[:25]

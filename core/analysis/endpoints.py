@@ -93,6 +93,29 @@ def is_open(row) -> bool:
     return row.censored > 0 and row.improving > OPEN_SHARE * row.censored
 
 
+def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
+    """Every open cell of the criterion runs (each task and size at its longest cap, at its best lr; is_open): its
+    size, cap, censored and improving seeds, and the commands its point's runs came from (every lr and
+    parameterization there), so the line that made them can raise the cap. Empty where none is open."""
+    longest = findings.at_longest(criterion_runs(runs))
+    best = findings.at_best_lr(longest)
+    keys = ["task", *[c for c in findings.SIZE if c in best.columns]]
+    rows = []
+    for cell, g in best.groupby([*keys, "attention"], sort=False):
+        censored = g[g.stop == "cap"]
+        row = dict(zip([*keys, "attention"], cell)) | {
+            "cap": int(g.steps.max()),
+            "seeds": len(g),
+            "censored": len(censored),
+            "improving": int(findings.still_improving(censored).sum()),
+        }
+        if is_open(pd.Series(row)):
+            at = {k: v for k, v in zip(keys, cell) if k != "n_kv_heads"}  # mqa and gqa train beside the others
+            point = (longest[list(at)] == pd.Series(at)).all(axis=1)
+            rows.append(row | {"commands": tuple(dict.fromkeys(longest.command[point]))})
+    return pd.DataFrame(rows, columns=[*keys, "attention", "cap", "seeds", "censored", "improving", "commands"])
+
+
 def _shown(row) -> tuple[bool | None, bool | None]:
     """(more solved?, faster?) against standard where Holm's p < ALPHA, None where no difference is shown: the
     shares solved, and the Kaplan-Meier medians (or the shares where both medians are past the cap)."""

@@ -94,9 +94,9 @@ CRITERION_SWEEPS = (
     # lowest); the stored runs of the four grid lrs are skipped and count towards the rule that stops a hopeless lr
     f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} {_NO_IDENTITY} --d-head 8",
 )
-# Not yet trained to the criterion, so the key-value pairs axis reads 4 and 8 only: 16 and 32 pairs
-# (f"{_CRITERION_SCAN} --attention all --length 16", then 32; nothing solves them early, so every member runs to the
-# cap: about 6.5 hours of a 2-core CPU for 16 pairs).
+# Not yet trained to the criterion, so the key-value pairs axis reads 4 and 8 only: nothing solves 16 or 32 pairs
+# early, so every member runs to the cap (about 6.5 hours of a 2-core CPU for 16 pairs, more for 32)
+NOT_YET = tuple(f"{_CRITERION_SCAN} --attention all --length {n}" for n in (16, 32))
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
     "python -m core prune --store data --max-seeds 2 --max-model-seeds 1 --model-tasks induction   # best lr's seeds",
@@ -122,5 +122,16 @@ def documented(command: str) -> str:
     return _LINES.get(scan_command(command), scan_command(command))
 
 
+def raised(commands, attentions: list[str], cap: int) -> str:
+    """The line that raises the cap of a point's open cells: the latest recipe line (in run order) of the point's
+    recorded `commands`, at twice `cap`, for `attentions` only. In the scratch store that trained the point it
+    extends each member from its saved end state; elsewhere it trains them from step 0 to the new cap, the same
+    runs (the schedule does not depend on the cap)."""
+    line = max((documented(c) for c in commands), key=lambda c: _ORDER.get(c, -1))
+    line = re.sub(r"--steps \d+", f"--steps {2 * cap}", line)
+    return re.sub(r"--attention \S+", "--attention " + ",".join(attentions), line)
+
+
 _ENGINE = re.compile(r" --(?:device|workers|ray) \S+| --quiet\b")
 _LINES = {scan_command(c): c for c in CRITERION_SWEEPS}
+_ORDER = {c: i for i, c in enumerate(CRITERION_SWEEPS)}

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import markdown
+from ..analysis import endpoints, markdown
+from ..attention.registry import ATTENTION
 from ..experiments import recipe
 from ..results import store as st
 from .common import HEADER
@@ -26,6 +27,38 @@ def _compute(records: pd.DataFrame) -> pd.DataFrame:
     return records.groupby("command", sort=False).agg(
         runs=("runs", "sum"), gflop=("gflop", "sum"), seconds=("seconds", "sum"), parts=("runs", "size")
     )
+
+
+def _still_to_run(runs: pd.DataFrame) -> list[str]:
+    """The lines that would close what is open: each open cell's cap raised (endpoints.open_cells, one line per
+    point), then the points not yet trained to the criterion."""
+    cells = endpoints.open_cells(runs)
+    lines: dict[str, list[str]] = {}
+    for point, g in cells.groupby("commands", sort=False):
+        g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
+        line = recipe.raised(point, list(g.attention), int(g.cap.iloc[0]))
+        lines[line] = [f"{r.attention} ({r.improving} of {r.censored})" for r in g.itertuples()]
+    rows = [
+        {"command": f"`{c}`", "open cells (improving of censored at the cap)": ", ".join(v)} for c, v in lines.items()
+    ]
+    return [
+        "## Still to run",
+        "",
+        f"{len(cells)} cells are open: more than a tenth of their censored seeds were still improving at the cap "
+        "(`core.analysis.endpoints.open_cells`), so the protocol raises their cap. Each line is the one that made "
+        "the point, at twice its cap, for its open cells only; in the scratch store that trained the point it "
+        "extends each member from its saved end state, elsewhere it trains them again from step 0 (the same runs: "
+        "the schedule does not depend on the cap).",
+        "",
+        markdown.table(pd.DataFrame(rows)) if rows else "None.",
+        "",
+        "Not yet trained to the criterion (the key-value pairs axis stops at 8 until they are):",
+        "",
+        "```",
+        *recipe.NOT_YET,
+        "```",
+        "",
+    ]
 
 
 def reproduce(store: Path, command: str) -> str:
@@ -83,6 +116,7 @@ def reproduce(store: Path, command: str) -> str:
         "extension to a higher cap (the `--steps 12800` sweeps beside a 6,400 one) or a resumed part overcounts "
         "what it trained (a utilisation above the matmul peak in its record shows it); wall time is what each took.",
         "",
+        *_still_to_run(runs),
         "## Then, once the sweeps are in",
         "",
         "```",
