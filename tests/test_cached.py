@@ -109,7 +109,6 @@ def test_stored_analyses_stand_in_for_the_weights_and_a_run_missing_there_is_ana
     """A store whose analysis/trained*.parquet cover some runs: those are read, never loaded; the rest are
     analysed from their weights; the result is what analysing every run live gives."""
     import shutil
-    from pathlib import Path
 
     import pandas as pd
 
@@ -147,7 +146,6 @@ def test_stored_solve_steps_stand_in_for_the_curves_and_a_run_missing_there_is_r
     """Runs in analysis/solve_steps.parquet are read from it (their curves never loaded), the rest from their
     validation curve; the result is curves.time_to_solve of every curve."""
     import shutil
-    from pathlib import Path
 
     import pandas as pd
 
@@ -174,39 +172,6 @@ def test_stored_solve_steps_stand_in_for_the_curves_and_a_run_missing_there_is_r
     cached.solve_steps.clear()
 
 
-def test_statistics_are_computed_once_per_store_state_and_selection(monkeypatch):
-    from core.dashboard import selection
-    from core.results.stores import BUNDLED
-
-    calls = []
-    monkeypatch.setattr(cached.findings, "compare_to", lambda runs, best: calls.append(len(runs)) or runs.head(0))
-    cached.comparisons.clear()
-    store, fp = str(BUNDLED), cached.fingerprint(BUNDLED)
-    sel = {
-        "store": store,
-        "tasks": ["sort"],
-        "attentions": ["standard", "mqa"],
-        "size": None,
-        "steps": selection.LONGEST,
-        "precision": "fp32",
-        "lr": selection.BEST,
-    }
-    cached.comparisons(store, fp, selection.key(sel), True)
-    cached.comparisons(store, fp, selection.key(dict(sel)), True)  # another session, the same view: read
-    cached.comparisons(store, fp, selection.key({**sel, "attentions": ["standard"]}), True)  # other runs: computed
-    cached.comparisons(store, fp, selection.key(sel), False)
-    family = {
-        **sel,
-        "tasks": list(cached.runs(store, fp).task.unique()),
-        "attentions": list(cached.runs(store, fp).attention.unique()),
-    }
-    chosen = cached.selected(store, fp, selection.key(family), False, None)
-    want = int((chosen.until != "solved").sum())  # the fixed-budget runs: criterion cells have their endpoints
-    assert calls == [want, want, want] and want > 0  # the whole family each time, whatever the sidebar picks
-    assert cached.comparisons._info.max_entries
-    cached.comparisons.clear()
-
-
 def test_a_selection_key_is_order_free_and_hashable():
     from core.dashboard import selection
 
@@ -217,113 +182,3 @@ def test_a_selection_key_is_order_free_and_hashable():
     assert selection.scan_key({"tasks": ["sort"], "attentions": ["standard"], "lr": "all"}) == selection.scan_key(
         {"tasks": ["induction"], "attentions": ["standard"], "lr": "all"}
     )  # the scans ignore the task choice
-
-
-def test_the_keyed_loaders_give_what_the_functions_give_on_the_bundled_store():
-    """Cross-check: the cached views keyed by (store, fingerprint, selection) against the plain functions."""
-    import pandas as pd
-
-    from core.analysis import axes, curves, findings, scaling, words
-    from core.dashboard import selection
-    from core.results import store as st_store
-    from core.results.stores import BUNDLED
-
-    store, fp = str(BUNDLED), cached.fingerprint(BUNDLED)
-    runs = st_store.load_runs(store)
-    sel = {
-        "store": store,
-        "tasks": ["associative_recall", "sort"],
-        "attentions": ["standard", "tied_qk", "mqa"],
-        "size": None,
-        "steps": selection.LONGEST,
-        "precision": "fp32",
-        "lr": selection.BEST,
-    }
-    got = cached.selected(store, fp, selection.key(sel), False, None)
-    assert set(got.task) == {"associative_recall", "sort"} and set(got.attention) == {"standard", "tied_qk", "mqa"}
-    assert (got.groupby(["task", "attention", "n_heads", "d_model", "d_head", "length"]).lr.nunique() == 1).all()
-    assert list(dict.fromkeys(got.task)) == ["associative_recall", "sort"]  # the sidebar's task order
-    cmp = cached.comparisons(store, fp, selection.key(sel), True)
-    family = {**sel, "tasks": list(runs.task.unique()), "attentions": list(runs.attention.unique())}
-    chosen = selection.selected(runs, family, False, None)
-    whole = findings.compare_to(chosen[chosen.until != "solved"], best=True)
-    mine = whole[whole.task.isin(sel["tasks"]) & whole.attention.isin(sel["attentions"])].reset_index(drop=True)
-    pd.testing.assert_frame_equal(cmp, mine)
-    assert set(cmp.attention) == {"tied_qk", "mqa"}
-    every = cached.selected(store, fp, selection.key(sel), False, selection.ALL)
-    assert every.lr.nunique() > 1 and set(got.run_id) < set(every.run_id)
-
-    tables = cached.scan_tables(store, fp, selection.scan_key(sel))
-    scanned = selection.scanned(runs, sel)
-    assert list(tables) == axes.axes_present(scanned) and "d_head" in tables
-    pd_eq = [tables[a].equals(scaling.outcomes(scanned, a)) for a in tables]
-    assert all(pd_eq), pd_eq
-    said = cached.scan_words(store, fp, selection.scan_key(sel), ("tied_qk",))
-    for a, (sentences, brief) in said.items():
-        assert sentences == words.scan_sentences(tables[a], a, ["standard", "tied_qk"])
-        assert brief == words.brief(tables[a], a, ["tied_qk"])
-    assert any(said[a][0] for a in said), "tied_qk differs from standard on some axis"
-    th = cached.scan_thresholds(store, fp, selection.scan_key(sel), ("standard", "tied_qk", "mqa"))
-    assert all(t.equals(scaling.thresholds(tables[a], ["standard", "tied_qk", "mqa"])) for a, t in th.items())
-
-    with_weights = got[got.run_id.map(lambda r: st_store.weights_path(store, r).exists())]
-    ids = tuple(with_weights[with_weights.task == "sort"].run_id)
-    assert ids
-    analysed = cached.analysed(store, tuple(sorted(ids)), fp)[0]
-    for metric in ("sym_QK", "overlap_QK"):
-        init = cached.init_rows(store, tuple(sorted(ids)), metric, fp)
-        direct = curves.matched_baselines(
-            analysed,
-            init,
-            cached.table(store, "analysis", "random", fp),
-            with_weights[with_weights.task == "sort"],
-            metric,
-        )
-        pd.testing.assert_frame_equal(cached.matched_baselines(store, ids, metric, fp), direct)
-
-
-def test_the_family_of_comparisons_does_not_change_with_the_sidebar():
-    """Selecting only associative recall and three parameterizations must not make them 'worse' by shrinking
-    the Holm family: each shown row is the same row as with everything selected."""
-    from core.dashboard import selection
-    from core.results.stores import BUNDLED
-
-    store, fp = str(BUNDLED), cached.fingerprint(BUNDLED)
-    runs = cached.runs(store, fp)
-    every = {
-        "store": store,
-        "tasks": list(runs.task.unique()),
-        "attentions": list(runs.attention.unique()),
-        "size": None,
-        "steps": selection.LONGEST,
-        "precision": "fp32",
-        "lr": selection.BEST,
-    }
-    few = {**every, "tasks": ["associative_recall"], "attentions": ["standard", "stacked", "mqa", "gqa"]}
-    whole = cached.comparisons(store, fp, selection.key(every), True).set_index(["attention", "task"])
-    part = cached.comparisons(store, fp, selection.key(few), True).set_index(["attention", "task"])
-    assert len(part) and len(whole) > len(part)
-    for col in ("p_holm", "tost_holm", "verdict"):
-        assert part[col].equals(whole.loc[part.index, col]), col
-    # and the criterion cells' endpoints: Holm over the store's whole table, whatever the sidebar shows
-    whole = cached.endpoint_table(store, fp, selection.key(every)).set_index(["attention", "task"])
-    part = cached.endpoint_table(store, fp, selection.key(few)).set_index(["attention", "task"])
-    assert len(part) == 4 and len(whole) > 4 * len(part)  # standard's row and three compared
-    for col in ("fisher_holm", "logrank_holm"):
-        assert part[col].equals(whole.loc[part.index, col]), col
-
-
-def test_a_store_view_reads_through_the_cache_in_any_run_id_order_and_hides_server_paths():
-    """core.dashboard.view.StoreView: one state of one store; the same runs asked in another order are one cache
-    entry, and no provenance command shows an absolute path of the machine that made the runs."""
-    from core.dashboard.view import StoreView
-
-    data = Path(__file__).resolve().parents[1] / "data"
-    v = StoreView.of(data)
-    ids = list(v.runs().run_id[:4])
-    first = v.metrics(ids, ["val_loss"])
-    assert first.equals(v.metrics(ids[::-1], ["val_loss"]))
-    assert set(first.run_id) == set(ids) and set(first.metric) == {"val_loss"}
-    raw = [p["command"] for p in cached.provenance(v.store, v.fp)]
-    assert any(" /" in c for c in raw)  # scratch-store sweeps recorded their absolute --store
-    assert not any(" /" in p["command"] for p in v.provenance()) and len(v.provenance()) == len(raw)
