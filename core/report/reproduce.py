@@ -100,9 +100,8 @@ def reproduce(store: Path, command: str) -> str:
         'marked "on a GPU" trained on CUDA, as each run records (the runs stored before a run recorded its device: '
         "their command's `--device cuda`); `--device`, `--workers` and `--ray` change where and how many jobs train "
         "at once, not which runs; a GPU's float sums "
-        "differ from a CPU's in the last digits. The scans "
-        "and the criterion sweeps ran in a scratch store and their files were copied here (a scan point's run files "
-        "only: the pages read no weights of them): a run id is the hash of its configs, so the files are the ones "
+        "differ from a CPU's in the last digits. The sweeps ran in a scratch store and their files were copied "
+        "here (a scan point's run files only: the pages read no weights of them): a run id is the hash of its configs, so the files are the ones "
         "`--store data` writes.",
         "",
         "## Sweeps",
