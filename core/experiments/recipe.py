@@ -122,14 +122,14 @@ def documented(command: str) -> str:
     return _LINES.get(scan_command(command), scan_command(command))
 
 
-def raised(commands, attentions: list[str], cap: int) -> str:
-    """The line that raises the cap of a point's open cells: the latest recipe line (in run order) of the point's
-    recorded `commands`, at twice `cap`, for `attentions` only. In the scratch store that trained the point it
-    extends each member from its saved end state; elsewhere it trains them from step 0 to the new cap, the same
-    runs (the schedule does not depend on the cap)."""
+def raised(commands, cap: int) -> str:
+    """The line that raises an open point's cap: the latest recipe line (in run order) of the point's recorded
+    `commands`, at twice `cap`, for every parameterization it trained (a point is read at one cap, so its closed
+    cells go on too: a member that stopped before the old cap is stored again as it was). In the scratch store
+    that trained the point it extends each member from its saved end state; elsewhere it trains them from step 0
+    to the new cap, the same runs (the schedule does not depend on the cap)."""
     line = max((documented(c) for c in commands), key=lambda c: _ORDER.get(c, -1))
-    line = re.sub(r"--steps \d+", f"--steps {2 * cap}", line)
-    return re.sub(r"--attention \S+", "--attention " + ",".join(attentions), line)
+    return re.sub(r"--steps \d+", f"--steps {2 * cap}", line)
 
 
 _ENGINE = re.compile(r" --(?:device|workers|ray) \S+| --quiet\b")

@@ -36,7 +36,7 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
     lines: dict[str, list[str]] = {}
     for point, g in cells.groupby("commands", sort=False):
         g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
-        line = recipe.raised(point, list(g.attention), int(g.cap.iloc[0]))
+        line = recipe.raised(point, int(g.cap.iloc[0]))
         lines[line] = [f"{r.attention} ({r.improving} of {r.censored})" for r in g.itertuples()]
     rows = [
         {"command": f"`{c}`", "open cells (improving of censored at the cap)": ", ".join(v)} for c, v in lines.items()
@@ -46,9 +46,10 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
         "",
         f"{len(cells)} cells are open: more than a tenth of their censored seeds were still improving at the cap "
         "(`core.analysis.endpoints.open_cells`), so the protocol raises their cap. Each line is the one that made "
-        "the point, at twice its cap, for its open cells only; in the scratch store that trained the point it "
-        "extends each member from its saved end state, elsewhere it trains them again from step 0 (the same runs: "
-        "the schedule does not depend on the cap).",
+        "the point, at twice its cap, for every parameterization there (a point is read at one cap); in the "
+        "scratch store that trained the point it extends each member from its saved end state (a member that "
+        "stopped before the old cap is stored again as it was), elsewhere it trains them again from step 0 (the "
+        "same runs: the schedule does not depend on the cap).",
         "",
         markdown.table(pd.DataFrame(rows)) if rows else "None.",
         "",
@@ -99,10 +100,9 @@ def reproduce(store: Path, command: str) -> str:
         "the same cores counts the pause; a line with runs and no compute was cut short before it wrote one). Runs "
         'marked "on a GPU" trained on CUDA, as each run records (the runs stored before a run recorded its device: '
         "their command's `--device cuda`); `--device`, `--workers` and `--ray` change where and how many jobs train "
-        "at once, not which runs; a GPU's float sums "
-        "differ from a CPU's in the last digits. The sweeps ran in a scratch store and their files were copied "
-        "here (a scan point's run files only: the pages read no weights of them): a run id is the hash of its configs, so the files are the ones "
-        "`--store data` writes.",
+        "at once, not which runs; a GPU's float sums differ from a CPU's in the last digits. The sweeps ran in a "
+        "scratch store and their files were copied here (a scan point's run files only: the pages read no weights "
+        "of them): a run id is the hash of its configs, so the files are the ones `--store data` writes.",
         "",
         "## Sweeps",
         "",
