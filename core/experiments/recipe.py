@@ -93,6 +93,9 @@ CRITERION_SWEEPS = (
     # d_head 8's grid one step down for the whole point (tied_qkv's best lr, 3e-4, where it stops solving, was its
     # lowest); the stored runs of the four grid lrs are skipped and count towards the rule that stops a hopeless lr
     f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} {_NO_IDENTITY} --d-head 8",
+    # n_heads 8's grid one step down for the whole point (tied_qkv's best lr, 3e-4, where it stops solving, was its
+    # lowest); the stored runs of the four grid lrs are skipped and count towards the rule that stops a hopeless lr
+    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} --attention all --n-heads 8",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 and 8 only: nothing solves 16 or 32 pairs
 # early, so every member runs to the cap (about 6.5 hours of a 2-core CPU for 16 pairs, more for 32)
