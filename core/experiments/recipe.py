@@ -96,6 +96,10 @@ CRITERION_SWEEPS = (
     # n_heads 8's grid one step down for the whole point (tied_qkv's best lr, 3e-4, where it stops solving, was its
     # lowest); the stored runs of the four grid lrs are skipped and count towards the rule that stops a hopeless lr
     f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} --attention all --n-heads 8",
+    # d_head 2's mqa and gqa (a point of their own: their n_kv_heads) to 12,800, where 2 of 5 censored seeds of each
+    # were still improving at 6,400: trained from step 0 on this CPU (the end states stayed on the lent GPU), so the
+    # first 6,400 steps of each member are also the GPU's runs, trained again
+    f"{_CRITERION_SCAN.replace('--steps 6400', '--steps 12800')} --attention mqa,gqa --d-head 2",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 and 8 only: nothing solves 16 or 32 pairs
 # early, so every member runs to the cap (about 6.5 hours of a 2-core CPU for 16 pairs, more for 32)
