@@ -193,8 +193,9 @@ def test_the_bundled_sweeps_measured_themselves():
         documented(st.read_meta(p)["provenance"]["command"]): p for p in (DATA / "bench").glob("sweep-*.parquet")
     }
     assert set(records) <= set(CRITERION_SWEEPS)
-    grid = next(c for c in CRITERION_SWEEPS if "--task associative_recall --seeds 5 --lr grid --until solved --st" in c)
-    rec = pd.read_parquet(records[grid]).iloc[0]  # the bundled associative-recall grid at 6,400, trained on a CPU
+    at_6400 = "--task associative_recall --seeds 5 --lr grid --until solved --steps 6400"
+    grid = next(c for c in CRITERION_SWEEPS if at_6400 in c)
+    rec = pd.read_parquet(records[grid]).iloc[0]  # the bundled associative-recall grid, trained on a CPU
     assert (rec.runs, rec.steps) == (len(ATTENTION) * SEEDS * len(LR_GRID), 6400)
     assert 0 < rec.utilisation < 1 and abs(rec.utilisation - rec.gflops / rec.peak_gflops) < 1e-9
     assert 0 < rec.step_utilisation < 1
