@@ -47,15 +47,13 @@ def endpoints(runs: pd.DataFrame, attentions: list[str], tasks: list[str]) -> pd
             lo, hi = stats.wilson(k, n)
             d, e = durations(g)
             median, m_lo, m_hi = survival.km_median(d, e)
-            censored = g[g.stop == "cap"]
             row = {
                 "task": task,
                 "attention": name,
                 "lr": g.lr.iloc[0],
                 "cap": int(g.steps.max()),
                 "seeds": n,
-                "censored": len(censored),
-                "improving": int(findings.still_improving(censored).sum()),
+                **censored_improving(g),
                 "solved": k,
                 "solved_lo": lo,
                 "solved_hi": hi,
@@ -84,6 +82,12 @@ def endpoints(runs: pd.DataFrame, attentions: list[str], tasks: list[str]) -> pd
     return table
 
 
+def censored_improving(g: pd.DataFrame) -> dict:
+    """A cell's seeds censored at the cap, and how many of those were still improving there (is_open reads both)."""
+    censored = g[g.stop == "cap"]
+    return {"censored": len(censored), "improving": int(findings.still_improving(censored).sum())}
+
+
 OPEN_SHARE = 0.1  # a cell is open while more than this share of its censored seeds still improved at the cap
 
 
@@ -102,13 +106,8 @@ def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
     keys = ["task", *[c for c in findings.SIZE if c in best.columns]]
     rows = []
     for cell, g in best.groupby([*keys, "attention"], sort=False):
-        censored = g[g.stop == "cap"]
-        row = dict(zip([*keys, "attention"], cell)) | {
-            "cap": int(g.steps.max()),
-            "seeds": len(g),
-            "censored": len(censored),
-            "improving": int(findings.still_improving(censored).sum()),
-        }
+        row = dict(zip([*keys, "attention"], cell)) | {"cap": int(g.steps.max()), "seeds": len(g)}
+        row |= censored_improving(g)
         if is_open(pd.Series(row)):
             at = {k: v for k, v in zip(keys, cell) if k != "n_kv_heads"}  # mqa and gqa train beside the others
             point = (longest[list(at)] == pd.Series(at)).all(axis=1)
