@@ -80,6 +80,12 @@ def test_the_open_cells_are_listed_with_every_command_of_their_point():
     assert cells.loc["stacked", ["censored", "improving"]].tolist() == [3, 1]
     assert cells.loc["mqa", ["censored", "improving"]].tolist() == [5, 1]
     assert (cells.commands == ("all", "mqa")).all()  # one point: a line that raises it names both sweeps
+    assert (cells.trained == ("standard", "stacked", "bilinear", "mqa")).all() and (cells.point_seeds == 10).all()
+    longer = df.attention == "mqa"  # raised alone: at its own cap it is a point of its own
+    df.loc[longer, ["steps", "command"]] = [2000, "mqa to 2000"]
+    cells = endpoints.open_cells(df).set_index("attention")
+    assert cells.loc["mqa", "commands"] == ("mqa to 2000",) and cells.loc["mqa", "trained"] == ("mqa",)
+    assert cells.loc["stacked", "commands"] == ("all",) and "mqa" not in cells.loc["stacked", "trained"]
 
 
 def test_the_protocol_of_each_task_says_criterion_or_fixed_budget_and_the_seeds():

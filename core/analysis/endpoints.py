@@ -14,6 +14,7 @@ difference.
 import numpy as np
 import pandas as pd
 
+from ..attention import NAMES
 from . import findings, stats, survival
 
 ALPHA = findings.ALPHA
@@ -99,8 +100,9 @@ def is_open(row) -> bool:
 
 def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
     """Every open cell of the criterion runs (each task and size at its longest cap, at its best lr; is_open): its
-    size, cap, censored and improving seeds, and the commands its point's runs came from (every lr and
-    parameterization there), so the line that made them can raise the cap. Empty where none is open."""
+    size, cap, censored and improving seeds, and its point at that cap (every lr and parameterization trained
+    there to the same cap): the commands its runs came from, its parameterizations and its largest seed count,
+    so the line that made them can raise the cap. Empty where none is open."""
     longest = findings.at_longest(criterion_runs(runs))
     best = findings.at_best_lr(longest)
     keys = ["task", *[c for c in findings.SIZE if c in best.columns]]
@@ -110,9 +112,16 @@ def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
         row |= censored_improving(g)
         if is_open(pd.Series(row)):
             at = {k: v for k, v in zip(keys, cell) if k != "n_kv_heads"}  # mqa and gqa train beside the others
-            point = (longest[list(at)] == pd.Series(at)).all(axis=1)
-            rows.append(row | {"commands": tuple(dict.fromkeys(longest.command[point]))})
-    return pd.DataFrame(rows, columns=[*keys, "attention", "cap", "seeds", "censored", "improving", "commands"])
+            point = longest[(longest[list(at)] == pd.Series(at)).all(axis=1) & (longest.steps == row["cap"])]
+            trained = tuple(sorted(set(point.attention), key=list(NAMES).index))
+            rows.append(row | _point(point) | {"trained": trained})
+    cols = [*keys, "attention", "cap", "seeds", "censored", "improving", "commands", "trained", "point_seeds"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _point(point: pd.DataFrame) -> dict:
+    """The commands a point's runs came from, and its most seeds in any cell."""
+    return {"commands": tuple(dict.fromkeys(point.command)), "point_seeds": int(point.seed.max()) + 1}
 
 
 def _shown(row) -> tuple[bool | None, bool | None]:

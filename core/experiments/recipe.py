@@ -28,6 +28,7 @@ _EXTENDED_SCAN = (
     "python -m core sweep --task associative_recall --seeds 5 --lr grid --until solved --eval-every 50 --workers 2 "
     "--quiet --steps 12800 --store data"
 )
+_TEN_SEEDS = _CRITERION_SCAN.replace("--seeds 5", "--seeds 10")  # where a threshold is decided
 _NO_IDENTITY = "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa"  # identity has no d_head
 _EASY = ("reverse", "sort", "histogram")  # every parameterization solves them: a check that tying costs nothing there
 CRITERION_SWEEPS = (
@@ -100,10 +101,22 @@ CRITERION_SWEEPS = (
     # were still improving at 6,400: trained from step 0 on this CPU (the end states stayed on the lent GPU), so the
     # first 6,400 steps of each member are also the GPU's runs, trained again
     f"{_CRITERION_SCAN.replace('--steps 6400', '--steps 12800')} --attention mqa,gqa --d-head 2",
+    # ten seeds where a threshold was decided by five: d_model 16's standard and bilinear (1/5 against 4/5 made
+    # "bilinear needs 16 where standard needs 32"), then d_head 2's tied_qk and tied_qkv (0/5 against standard's 4/5
+    # made two d_head thresholds; the point's other seeds 5-9 are MORE_SEEDS); seeds 0-4 are the stored runs,
+    # skipped, so each line trains seeds 5-9 at its cap
+    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 12800')} --attention standard,bilinear --d-model 16",
+    f"{_TEN_SEEDS} --attention tied_qk,tied_qkv --d-head 2",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 and 8 only: nothing solves 16 or 32 pairs
 # early, so every member runs to the cap (about 6.5 hours of a 2-core CPU for 16 pairs, more for 32)
 NOT_YET = tuple(f"{_CRITERION_SCAN} --attention all --length {n}" for n in (16, 32))
+# ten seeds still to run where a threshold is decided by five (d_head 2 decides all four d_head thresholds): the
+# reference's and the two shared-key-value parameterizations' seeds 5-9 at the cap each point was read at
+MORE_SEEDS = (
+    f"{_TEN_SEEDS} --attention standard --d-head 2",
+    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 12800')} --attention mqa,gqa --d-head 2",
+)
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
     "python -m core prune --store data --max-seeds 2 --max-model-seeds 1 --model-tasks induction   # best lr's seeds",
@@ -129,14 +142,19 @@ def documented(command: str) -> str:
     return _LINES.get(scan_command(command), scan_command(command))
 
 
-def raised(commands, cap: int) -> str:
+def raised(commands, cap: int, attention=(), seeds: int | None = None) -> str:
     """The line that raises an open point's cap: the latest recipe line (in run order) of the point's recorded
-    `commands`, at twice `cap`, for every parameterization it trained (a point is read at one cap, so its closed
-    cells go on too: a member that stopped before the old cap is stored again as it was). In the scratch store
-    that trained the point it extends each member from its saved end state; elsewhere it trains them from step 0
-    to the new cap, the same runs (the schedule does not depend on the cap)."""
+    `commands`, at twice `cap`, for every parameterization trained there to `cap` (`attention`; default the
+    line's own) at its most seeds (`seeds`): a point is read at one cap, so its closed cells go on too (a member
+    that stopped before the old cap is stored again as it was), and a later line may have trained only some of
+    them (more seeds for a few). In the scratch store that trained the point it extends each member from its
+    saved end state; elsewhere it trains them from step 0 to the new cap, the same runs (the schedule does not
+    depend on the cap)."""
     line = max((documented(c) for c in commands), key=lambda c: _ORDER.get(c, -1))
-    return re.sub(r"--steps \d+", f"--steps {2 * cap}", line)
+    line = re.sub(r"--steps \d+", f"--steps {2 * cap}", line)
+    if attention:
+        line = re.sub(r"--attention \S+", f"--attention {','.join(attention)}", line)
+    return re.sub(r"--seeds \d+", f"--seeds {seeds}", line) if seeds else line
 
 
 _ENGINE = re.compile(r" --(?:device|workers|ray) \S+| --quiet\b")

@@ -31,12 +31,13 @@ def _compute(records: pd.DataFrame) -> pd.DataFrame:
 
 def _still_to_run(runs: pd.DataFrame) -> list[str]:
     """The lines that would close what is open: each open cell's cap raised (endpoints.open_cells, one line per
-    point), then the points not yet trained to the criterion."""
+    point), then the points not yet trained to the criterion, then the seeds still to add where a threshold is
+    decided."""
     cells = endpoints.open_cells(runs)
     lines: dict[str, list[str]] = {}
-    for point, g in cells.groupby("commands", sort=False):
+    for (point, cap, trained, seeds), g in cells.groupby(["commands", "cap", "trained", "point_seeds"], sort=False):
         g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
-        line = recipe.raised(point, int(g.cap.iloc[0]))
+        line = recipe.raised(point, int(cap), ("all",) if set(trained) == set(ATTENTION) else trained, seeds)
         lines[line] = [f"{r.attention} ({r.improving} of {r.censored})" for r in g.itertuples()]
     rows = [
         {"command": f"`{c}`", "open cells (improving of censored at the cap)": ", ".join(v)} for c, v in lines.items()
@@ -57,6 +58,12 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
         "",
         "```",
         *recipe.NOT_YET,
+        "```",
+        "",
+        "Ten seeds where a threshold is decided, not yet run (seeds 5-9; the stored seeds 0-4 are skipped):",
+        "",
+        "```",
+        *recipe.MORE_SEEDS,
         "```",
         "",
     ]
