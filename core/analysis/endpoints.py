@@ -112,16 +112,20 @@ def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
         row |= censored_improving(g)
         if is_open(pd.Series(row)):
             at = {k: v for k, v in zip(keys, cell) if k != "n_kv_heads"}  # mqa and gqa train beside the others
-            point = longest[(longest[list(at)] == pd.Series(at)).all(axis=1) & (longest.steps == row["cap"])]
-            trained = tuple(sorted(set(point.attention), key=list(NAMES).index))
-            rows.append(row | _point(point) | {"trained": trained})
+            rows.append(
+                row | _point(longest[(longest[list(at)] == pd.Series(at)).all(axis=1) & (longest.steps == row["cap"])])
+            )
     cols = [*keys, "attention", "cap", "seeds", "censored", "improving", "commands", "trained", "point_seeds"]
     return pd.DataFrame(rows, columns=cols)
 
 
 def _point(point: pd.DataFrame) -> dict:
-    """The commands a point's runs came from, and its most seeds in any cell."""
-    return {"commands": tuple(dict.fromkeys(point.command)), "point_seeds": int(point.seed.max()) + 1}
+    """The commands a point's runs came from, its parameterizations (in registry order) and its most seeds."""
+    return {
+        "commands": tuple(dict.fromkeys(point.command)),
+        "trained": tuple(sorted(set(point.attention), key=list(NAMES).index)),
+        "point_seeds": int(point.seed.max()) + 1,
+    }
 
 
 def _shown(row) -> tuple[bool | None, bool | None]:

@@ -6,6 +6,8 @@ stored file's own record of what made it is core.results.provenance.
 
 import re
 
+from ..attention import NAMES
+
 # every task at the bundled point under the criterion, in one command: what the app offers to fill an empty store
 # with (data/ ran it as CRITERION_SWEEPS' task lines, some at a raised cap)
 FIRST_SWEEP = (
@@ -144,16 +146,17 @@ def documented(command: str) -> str:
 
 def raised(commands, cap: int, attention=(), seeds: int | None = None) -> str:
     """The line that raises an open point's cap: the latest recipe line (in run order) of the point's recorded
-    `commands`, at twice `cap`, for every parameterization trained there to `cap` (`attention`; default the
-    line's own) at its most seeds (`seeds`): a point is read at one cap, so its closed cells go on too (a member
-    that stopped before the old cap is stored again as it was), and a later line may have trained only some of
-    them (more seeds for a few). In the scratch store that trained the point it extends each member from its
-    saved end state; elsewhere it trains them from step 0 to the new cap, the same runs (the schedule does not
-    depend on the cap)."""
+    `commands`, at twice `cap`, for every parameterization trained there to `cap` (`attention`, written "all"
+    where it is every one; default the line's own) at its most seeds (`seeds`): a point is read at one cap, so
+    its closed cells go on too (a member that stopped before the old cap is stored again as it was), and a later
+    line may have trained only some of them (more seeds for a few). In the scratch store that trained the point
+    it extends each member from its saved end state; elsewhere it trains them from step 0 to the new cap, the
+    same runs (the schedule does not depend on the cap)."""
     line = max((documented(c) for c in commands), key=lambda c: _ORDER.get(c, -1))
     line = re.sub(r"--steps \d+", f"--steps {2 * cap}", line)
     if attention:
-        line = re.sub(r"--attention \S+", f"--attention {','.join(attention)}", line)
+        names = "all" if set(attention) == set(NAMES) else ",".join(attention)
+        line = re.sub(r"--attention \S+", f"--attention {names}", line)
     return re.sub(r"--seeds \d+", f"--seeds {seeds}", line) if seeds else line
 
 

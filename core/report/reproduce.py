@@ -37,7 +37,7 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
     lines: dict[str, list[str]] = {}
     for (point, cap, trained, seeds), g in cells.groupby(["commands", "cap", "trained", "point_seeds"], sort=False):
         g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
-        line = recipe.raised(point, int(cap), ("all",) if set(trained) == set(ATTENTION) else trained, seeds)
+        line = recipe.raised(point, int(cap), trained, seeds)
         lines[line] = [f"{r.attention} ({r.improving} of {r.censored})" for r in g.itertuples()]
     rows = [
         {"command": f"`{c}`", "open cells (improving of censored at the cap)": ", ".join(v)} for c, v in lines.items()
