@@ -63,6 +63,26 @@ def test_sweep_measures_its_own_flops_and_a_sweep_that_trains_nothing_keeps_them
     assert "skipped 4 already stored" in capsys.readouterr().out and path.stat().st_mtime_ns == mtime
 
 
+def test_a_bf16_sweep_is_measured_against_the_bf16_peak_and_recorded_as_bf16(tmp_path, monkeypatch, capsys):
+    """The peak is measured before the sweep has planned anything: it must come from the sweep's own flag."""
+    from core.experiments import flops
+
+    real, asked = flops.matmul_peak, []
+
+    def peak(*args, **kw):
+        asked.append(kw["precision"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(flops, "matmul_peak", peak)
+    sweep(
+        tmp_path, "--attention", "standard", "--task", "reverse", "--seeds", "1", "--steps", "4", "--precision", "bf16"
+    )
+    assert asked == ["bf16", "bf16"]  # the bracket before and after
+    rec = st.load_named(tmp_path, "bench").iloc[0]
+    assert rec.precision == "bf16" and "of the bf16 matmul peak" in capsys.readouterr().out
+    assert (st.load_runs(tmp_path).precision == "bf16").all()
+
+
 @pytest.mark.parametrize(
     "argv,flag",
     [

@@ -30,7 +30,9 @@ def _one(label: str, jobs, device, workers: int, utilisation: bool) -> dict:
 
         t0 = time.perf_counter()
         if utilisation:  # the matmul peak is measured around the sweep (seconds): the tests skip it
-            counts, report = measured_sweep(run, missing, device, workers, runs=lambda: st.load_runs(store))
+            counts, report = measured_sweep(
+                run, missing, device, workers, jobs[0].train.precision, runs=lambda: st.load_runs(store)
+            )
         else:
             counts, report = run(), None
         seconds = time.perf_counter() - t0

@@ -189,7 +189,9 @@ def cmd_sweep(args, parser):
         if args.ray:  # a cluster's cores are not this machine's: no utilisation record against its peak
             counts, report = run(), None
         else:  # it reads the runs before and after: what this sweep stored is what it counts
-            counts, report = measured_sweep(run, missing, device, threads, runs=lambda: st.load_runs(args.store))
+            counts, report = measured_sweep(
+                run, missing, device, threads, args.precision, runs=lambda: st.load_runs(args.store)
+            )
     except sweep.SweepError as err:
         bar.close()
         print(f"error: {err}", file=sys.stderr)

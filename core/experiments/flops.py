@@ -5,6 +5,7 @@ FLOP/s as a fraction of a float32 matmul peak measured in the same run, at the t
 """
 
 import time
+from functools import partial
 
 import pandas as pd
 import torch
@@ -38,13 +39,15 @@ _count_cpu_flash_attention()
 PEAK_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
-def matmul_peak(n: int = 1024, device="cpu", threads: int | None = None, precision: str = "fp32") -> float:
-    """FLOP/s of a large square matmul in `precision` (fp32 or bf16), median of repeats, at `threads`
-    (default: those in use)."""
+def matmul_peak(
+    n: int = 1024, device="cpu", threads: int | None = None, precision: str = "fp32", seconds: float = 0.5
+) -> float:
+    """FLOP/s of a large square matmul in `precision` (fp32 or bf16), median of the repeats that fill `seconds`,
+    at `threads` (default: those in use)."""
     dtype = PEAK_DTYPES[precision]
     a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
     t = benchmark.Timer("a @ b", globals={"a": a, "b": b}, num_threads=threads or torch.get_num_threads())
-    return 2 * n**3 / t.blocked_autorange(min_run_time=0.5).median
+    return 2 * n**3 / t.blocked_autorange(min_run_time=seconds).median
 
 
 def job_flops(job) -> tuple[int, int]:
@@ -69,9 +72,12 @@ def run_flops(job) -> int:
     return sum(job_flops(job))
 
 
-def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple[dict, pd.DataFrame | None]:
-    """Call run() (a sweep; it fills `missing`, {job: seeds it trains}) and measure it: wall time, and
-    FLOP/s against the matmul peak at `threads` (all that the sweep uses) just before and after.
+def measured_sweep(
+    run, missing: dict, device, threads: int, precision: str = "fp32", runs=None
+) -> tuple[dict, pd.DataFrame | None]:
+    """Call run() (a sweep in `precision`; it fills `missing`, {job: seeds it trains}) and measure it: wall time,
+    and FLOP/s against the matmul peak in that precision at `threads` (all that the sweep uses) just before and
+    after.
     `runs()` gives the store's runs table, read after: the FLOPs count the steps this sweep took of the runs it
     stored (counts["stored"], never another sweep's, which may train members of the same jobs at once), from
     `steps_from`, where it took a run up, to `steps_done`, where the run stopped; so a run carried over or
@@ -80,14 +86,16 @@ def measured_sweep(run, missing: dict, device, threads: int, runs=None) -> tuple
     utilisation of the per-thread peak, evaluations, start-up and waiting excluded.
     Without `runs`, every trained run counts all its steps.
     Returns run()'s counts and a one-row table (None when nothing trained)."""
-    precision = next(iter(missing)).train.precision if missing else "fp32"
-    before = matmul_peak(device=device, threads=threads, precision=precision)
+    # a bracket of 0.2 s is ten or more repeats here: their median moves less than the machine does during a sweep,
+    # and a short sweep (the Train page's, a rerun with little left) does not spend most of its time measuring
+    measure = partial(matmul_peak, device=device, threads=threads, precision=precision, seconds=0.2)
+    before = measure()
     t0 = time.perf_counter()
     counts = run()
     seconds = time.perf_counter() - t0
     if not counts["trained"]:
         return counts, None
-    peak = (before + matmul_peak(device=device, threads=threads, precision=precision)) / 2
+    peak = (before + measure()) / 2
     trained = {job: n for job, n in missing.items() if n}
     new = None
     if runs is not None:  # the runs this sweep stored, each with the steps it took of them
