@@ -1,6 +1,21 @@
 """Fixtures every test file may use."""
 
+import functools
+
 import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _scan_installed_components_once():
+    """Every new AppTest scans every installed distribution's metadata for Streamlit components (about a second
+    each on this machine, hundreds of AppTests a run); nothing is installed while the tests run, so scan once."""
+    from streamlit.components.v2 import manifest_scanner
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(
+            manifest_scanner, "scan_component_manifests", functools.cache(manifest_scanner.scan_component_manifests)
+        )
+        yield
 
 
 @pytest.fixture
