@@ -30,7 +30,8 @@ def test_two_concurrent_sweeps_on_one_store_train_each_run_once(tmp_path):
 
 
 def test_kill_mid_sweep_then_rerun_stores_every_run_exactly_once(tmp_path):
-    argv = sweep_argv(tmp_path, "--seeds 2 --attention standard,tied_qk,identity,mqa --task reverse,sort")
+    # a pool: the kill takes the sweep's whole process group, its workers mid-write too
+    argv = sweep_argv(tmp_path, "--seeds 2 --attention standard,tied_qk,identity,mqa --task reverse,sort --workers 2")
     proc = subprocess.Popen(
         argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )

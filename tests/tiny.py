@@ -32,8 +32,10 @@ def close(a: list[float], b: list[float], tol: float = 1e-4) -> bool:
     return len(a) == len(b) and all(abs(x - y) <= tol * max(1.0, abs(y)) for x, y in zip(a, b))
 
 
-# `python -m core sweep`'s flags for a sweep of a few seconds (test_cli, test_summary, test_sweep_interrupts)
-TINY_FLAGS = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-every", "10", "--quiet"]
+# `python -m core sweep`'s flags for a sweep of a few seconds (test_cli, test_summary, test_sweep_interrupts); one
+# worker, in the sweep's own process: a pool's workers start a fresh interpreter each (torch's import and first
+# optimizer, several seconds), and the pool has its own tests (test_workers, test_sweep_interrupts, test_bench)
+TINY_FLAGS = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-every", "10", "--workers", "1", "--quiet"]
 
 
 def sweep(store, *extra) -> int:
