@@ -26,9 +26,8 @@ T = make_task(REVERSE_TASK)
 
 
 def _sweep(store: Path, steps: int, env=None, wait=True, lrs="1e-3,1e-2"):
-    flags = f"--task reverse --attention standard --seeds 2 --lr {lrs} --until solved --steps {steps} --eval-every 10"
-    tiny = "--n-symbols 6 --length 4 --d-model 16 --n-heads 2 --workers 1 --quiet"  # REVERSE_TASK, REVERSE_MODEL
-    cmd = [sys.executable, "-m", "core", "sweep", "--store", str(store), *flags.split(), *tiny.split()]
+    """The sweep command in a fresh process (one a test can kill, with `env`)."""
+    cmd = [sys.executable, "-m", "core", *_argv(store, steps, lrs)]
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -36,6 +35,19 @@ def _sweep(store: Path, steps: int, env=None, wait=True, lrs="1e-3,1e-2"):
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
     return proc
+
+
+def _sweep_here(store: Path, steps: int, lrs="1e-3,1e-2") -> None:
+    """The same sweep in this process: no interpreter to start where nothing is killed."""
+    from core.cli import main
+
+    assert main(_argv(store, steps, lrs)) == 0
+
+
+def _argv(store: Path, steps: int, lrs: str) -> list[str]:
+    flags = f"--task reverse --attention standard --seeds 2 --lr {lrs} --until solved --steps {steps} --eval-every 10"
+    tiny = "--n-symbols 6 --length 4 --d-model 16 --n-heads 2 --workers 1 --quiet"  # REVERSE_TASK, REVERSE_MODEL
+    return ["sweep", "--store", str(store), *flags.split(), *tiny.split()]
 
 
 def _curves(store: Path) -> dict:
@@ -71,11 +83,11 @@ def test_a_sweep_killed_at_a_random_moment_resumes_bit_identical(tmp_path):
 def extension(tmp_path_factory):
     """Store a: swept to cap 60, then extended to 150; store b: swept to 150 straight."""
     tmp = tmp_path_factory.mktemp("extension")
-    _sweep(tmp / "a", 60)
+    _sweep_here(tmp / "a", 60)
     short = st.load_runs(tmp / "a")
     assert (short.stop == "cap").any() and (short.stop != "cap").any()  # some go on from their saved state
-    _sweep(tmp / "a", 150)
-    _sweep(tmp / "b", 150)
+    _sweep_here(tmp / "a", 150)
+    _sweep_here(tmp / "b", 150)
     return tmp / "a", tmp / "b"
 
 
@@ -106,7 +118,7 @@ def test_an_extension_records_and_counts_only_the_steps_it_took(extension, tmp_p
     lrs = "1e-3,3e-3"  # neither solves by 60: both go on
     for store, caps in ((tmp_path / "c", (60, 150)), (tmp_path / "d", (150,))):
         for cap in caps:
-            _sweep(store, cap, lrs=lrs)
+            _sweep_here(store, cap, lrs=lrs)
     runs = st.load_runs(tmp_path / "c")
     ext = runs[runs.steps == 150]
     assert (runs[runs.steps == 60].stop == "cap").all() and (ext.steps_from == 60).all()

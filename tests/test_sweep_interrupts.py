@@ -20,7 +20,11 @@ def sweep_argv(store, flags: str) -> list[str]:
 
 def test_two_concurrent_sweeps_on_one_store_train_each_run_once(tmp_path):
     argv = sweep_argv(tmp_path, "--seeds 2 --workers 1 --attention standard,tied_qk,identity,mqa --task reverse")
-    procs = [subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in "ab"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}  # one thread each, as two workers: two threads each would contend
+    procs = [
+        subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in "ab"
+    ]
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs)
     trained = [int(o.split("trained ")[1].split()[0]) for o in outs]
