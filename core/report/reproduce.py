@@ -60,12 +60,6 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
         *recipe.NOT_YET,
         "```",
         "",
-        "Ten seeds where a threshold is decided, not yet run (seeds 5-9; the stored seeds 0-4 are skipped):",
-        "",
-        "```",
-        *recipe.MORE_SEEDS,
-        "```",
-        "",
     ]
 
 
