@@ -31,8 +31,7 @@ def _compute(records: pd.DataFrame) -> pd.DataFrame:
 
 def _still_to_run(runs: pd.DataFrame) -> list[str]:
     """The lines that would close what is open: each open cell's cap raised (endpoints.open_cells, one line per
-    point), then the points not yet trained to the criterion, then the seeds still to add where a threshold is
-    decided."""
+    point), then the points not yet trained to the criterion."""
     cells = endpoints.open_cells(runs)
     lines: dict[str, list[str]] = {}
     for (point, cap, trained, seeds), g in cells.groupby(["commands", "cap", "trained", "point_seeds"], sort=False):
