@@ -130,6 +130,45 @@ def test_an_extension_records_and_counts_only_the_steps_it_took(extension, tmp_p
     assert records.gflop.iloc[1] == pytest.approx(straight.gflop * new_steps / all_steps)
 
 
+def _outlook(store: Path, steps: int, lrs="1e-3,1e-2"):
+    """The sweep's one job at `steps`, and what `sweep --dry-run` says of it (core.experiments.outlook)."""
+    from core.cli import build_parser
+    from core.cli.sweep import plan_jobs
+    from core.experiments.outlook import outlook
+
+    (job,) = plan_jobs(build_parser().parse_args(_argv(store, steps, lrs)), None)
+    return job, outlook(store, [job]).iloc[0].to_dict()
+
+
+def test_a_dry_run_says_what_a_sweep_would_train_from_which_step_and_writes_nothing(extension, tmp_path, capsys):
+    from core.cli import main
+    from core.experiments.run_job import checkpointer
+
+    a, _ = extension
+    files = sorted((p, p.stat().st_mtime_ns) for p in a.rglob("*"))
+    _, row = _outlook(a, 150)
+    assert row["stored"] == 4 and row["member-steps"] == 0
+    _, row = _outlook(a, 300)  # every member stopped before 150 (solved or ruled out): carried over, not trained
+    assert (row["carried"], row["taken up"], row["from step 0"], row["member-steps"]) == (4, 0, 0, 0)
+    assert sorted((p, p.stat().st_mtime_ns) for p in a.rglob("*")) == files
+    _sweep_here(tmp_path / "c", 60, lrs="1e-3,3e-3")  # neither lr solves by 60: every member goes on
+    _, row = _outlook(tmp_path / "c", 150, lrs="1e-3,3e-3")
+    assert (row["taken up"], row["member-steps"]) == (4, 4 * (150 - 60))
+    capsys.readouterr()
+    assert main([*_argv(tmp_path / "c", 150, "1e-3,3e-3"), "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "would train 4 of 4 members (4 taken up from a shorter cap's end states, 0 from a checkpoint, 0 from step "
+        "0) for at most 360 member-steps; nothing was trained or written (--dry-run)"
+    )
+    assert len(st.load_runs(tmp_path / "c")) == 4  # the 60-step runs alone
+    _, row = _outlook(tmp_path / "fresh", 60)
+    assert (row["from step 0"], row["member-steps"]) == (4, 4 * 60) and not (tmp_path / "fresh").exists()
+    job, _ = _outlook(tmp_path / "killed", 60)
+    checkpointer(tmp_path / "killed", job, 0).save({"step": 40, "alive": [0, 2], "members": job.members})
+    _, row = _outlook(tmp_path / "killed", 60)
+    assert (row["from a checkpoint"], row["member-steps"]) == (4, 2 * (60 - 40))  # two still training at 40
+
+
 def test_a_parameter_that_never_had_a_gradient_stays_out_of_the_saved_state_and_back_in_after():
     """AdamW keeps no state for a parameter without a gradient; stopping, re-stacking and resuming must cope."""
     import torch.nn.functional as F

@@ -99,6 +99,13 @@ def add_sweep(sub):
         f"cluster; the store stays on this machine (needs {INSTALL})",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what the sweep would train, per job: stored, claimed by a sweep training them now, carried "
+        "over from a shorter cap, taken up from its saved end states, from a checkpoint, from step 0, and the "
+        "member-steps at most; then exit, nothing trained or written",
+    )
     p.set_defaults(func=cmd_sweep)
 
 
@@ -128,6 +135,9 @@ def cmd_sweep(args, parser):
     from ..experiments.workers import default_workers, keep_freed_memory, threads_per_worker
 
     jobs = plan_jobs(args, parser)
+    if args.dry_run:
+        print_outlook(args.store, jobs)
+        return
     if args.ray and args.ray != "local":  # an address nothing answers at is refused before the store is created
         from ..experiments.cluster import ClusterError, probe
 
@@ -208,6 +218,20 @@ def cmd_sweep(args, parser):
             file=sys.stderr,
         )
         sys.exit(1)
+
+
+def print_outlook(store, jobs) -> None:
+    """What the sweep would train and from where (core.experiments.outlook), one row per job, then the totals."""
+    from ..experiments.outlook import outlook
+
+    table = outlook(store, jobs)
+    print(table.to_string(index=False))
+    n = table[["taken up", "from a checkpoint", "from step 0"]].sum()
+    print(
+        f"would train {n.sum()} of {table.members.sum()} members ({n['taken up']} taken up from a shorter cap's "
+        f"end states, {n['from a checkpoint']} from a checkpoint, {n['from step 0']} from step 0) for at most "
+        f"{table['member-steps'].sum():,} member-steps; nothing was trained or written (--dry-run)"
+    )
 
 
 def criterion_postfix(members: dict) -> str:

@@ -1,6 +1,7 @@
 """The experiment machinery: plan a sweep, train its jobs (in-process, worker processes or Ray), store them.
 
-Holds sweep, run_job, workers, cluster (Ray), flops (FLOP counts and the measured matmul peak) and recipe
-(every command behind data/, which docs/reproduce.md and tests/test_bundled.py read). May import:
-core.attention, core.training, core.results, core.analysis (a sweep's summary).
+Holds sweep, run_job, outlook (what a sweep would train and from which step: `sweep --dry-run`), workers,
+cluster (Ray), flops (FLOP counts and the measured matmul peak) and recipe (every command behind data/, which
+docs/reproduce.md and tests/test_bundled.py read). May import: core.attention, core.training, core.results,
+core.analysis (a sweep's summary).
 """

@@ -80,7 +80,7 @@ def warm_up(job: Job, device=None) -> None:
         _warm = True
 
 
-def _checkpointer(store, job: Job, start: int):
+def checkpointer(store, job: Job, start: int):
     """Where a training of this job from `start` saves itself: keyed by all the job's runs, not the missing
     ones, so a sweep killed after storing some of its members finds it again."""
     from ..training.checkpoint import Checkpointer
@@ -101,7 +101,7 @@ def train_members(
     on_stop=None,
 ):
     """Train the missing members of one job as one ensemble; their RunResults, or None if stopped.
-    With a store, the training checkpoints to its scratch folder (_checkpointer; train_job clears it once the
+    With a store, the training checkpoints to its scratch folder (checkpointer; train_job clears it once the
     runs are stored), and a checkpoint left there by a killed sweep is gone on from, with every member it
     trained (so the members train in the same ensemble as before and end bit-identical), however many of
     them were stored before the kill."""
@@ -110,11 +110,8 @@ def train_members(
     warm_up(job, device)
     saver, members = None, list(missing)
     if store is not None:
-        saver = _checkpointer(store, job, resume[0]["step"] if resume else 0)
-        before = [tuple(m) for m in saver.members() or []]
-        members = before if before and set(missing) <= set(before) else members
-        if resume and not set(members) <= set(missing):  # the saved states cover the missing members only
-            members = list(missing)
+        saver = checkpointer(store, job, resume[0]["step"] if resume else 0)
+        members = training_members(saver, missing, bool(resume))
     resume = resume and [resume[missing.index(m)] for m in members]
     lrs, seeds = [lr for lr, _ in members], [s for _, s in members]
     results = train_ensemble(
@@ -133,6 +130,30 @@ def train_members(
     )
     want = set(missing)
     return None if results is None else [r for r in results if (r.lr, r.seed) in want]
+
+
+def training_members(saver, missing: list[Member], resumed: bool) -> list[Member]:
+    """The members a training of `missing` trains: those of the checkpoint `saver` holds, where it holds every
+    missing one (so they train in the same ensemble as before and end bit-identical), else `missing`; going on
+    from saved end states, only the members they cover."""
+    before = [tuple(m) for m in saver.members() or []]
+    members = before if before and set(missing) <= set(before) else list(missing)
+    return list(missing) if resumed and not set(members) <= set(missing) else members
+
+
+def starts(store, job: Job, missing: list[Member]) -> tuple[dict, list, dict[int, list[Member]]]:
+    """How train_job takes up `missing`: each member's shorter-capped run (under until="solved": read_lineage),
+    the results of those that stopped before their old cap (the same runs: carried over, not trained), and the
+    others by the step they start from (0, or their old cap, from its saved end state)."""
+    criterion = job.train.until == "solved"
+    prior = {m: scratch.read_lineage(store, job.lineage(m), job.train.steps) for m in missing} if criterion else {}
+    carried = [p["result"] for p in prior.values() if p and p["result"].stop != "cap"]
+    by_start: dict[int, list[Member]] = {}
+    for m in missing:
+        p = prior.get(m)
+        if not p or p["result"].stop == "cap":
+            by_start.setdefault(p["result"].steps_done if p else 0, []).append(m)
+    return prior, carried, by_start
 
 
 def store_results(store, job: Job, results, command=None) -> dict:
@@ -164,16 +185,10 @@ def train_job(
     the new cap; stopped at its old cap, it goes on from its saved state. The cell's stored members count
     towards the rule that stops an lr which can no longer be chosen."""
     criterion = job.train.until == "solved"
-    prior = {m: scratch.read_lineage(store, job.lineage(m), job.train.steps) for m in missing} if criterion else {}
-    done_before = [p["result"] for p in prior.values() if p and p["result"].stop != "cap"]
+    prior, done_before, by_start = starts(store, job, missing)
     copied = [replace(r, steps_from=r.steps_done) for r in done_before]  # no step of theirs is taken here
     stored = store_results(store, job, copied, command)["stored"] if copied else []
     counts = {"trained": 0, "diverged": 0, "carried": len(copied), "stored": stored}  # carried: stored, not trained
-    by_start: dict[int, list[Member]] = {}
-    for m in missing:
-        p = prior.get(m)
-        if not p or p["result"].stop == "cap":
-            by_start.setdefault(p["result"].steps_done if p else 0, []).append(m)
     for start, members in sorted(by_start.items(), reverse=True):  # go on from saved states first: cheaper
         resume = [prior[m]["result"].resume for m in members] if start else None
         settled = _settled(store, job, members) if criterion else ()
@@ -183,7 +198,7 @@ def train_job(
         if results is None:
             return None
         done = store_results(store, job, results, command)
-        _checkpointer(store, job, start).clear()  # every run it held is stored
+        checkpointer(store, job, start).clear()  # every run it held is stored
         counts |= {k: counts.get(k, 0) + v for k, v in done.items()}
     return counts
 

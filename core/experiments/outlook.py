@@ -1,0 +1,49 @@
+"""`python -m core sweep --dry-run`: what a sweep would train and from which step, read from the store and
+written nowhere (no claim, no store folder, an unreadable run file left where it is)."""
+
+import pandas as pd
+
+from ..results import claims
+from ..results import store as st
+from .run_job import Job, Member, checkpointer, starts, training_members
+
+COLUMNS = ["stored", "claimed", "carried", "taken up", "from a checkpoint", "from step 0"]
+
+
+def outlook(store, jobs: list[Job]) -> pd.DataFrame:
+    """One row per job: its members stored already, claimed by a sweep training them now, carried over (stopped
+    before a shorter cap: stored again, not trained), taken up from a shorter cap's saved end state, gone on
+    from a checkpoint of a killed training, and trained from step 0; and the member-steps that takes at most
+    (each member to the cap from where it starts; criterion runs that stop early take fewer)."""
+    return pd.DataFrame(
+        [_job(store, job) for job in jobs], columns=["task", "attention", "members", *COLUMNS, "member-steps"]
+    )
+
+
+def _job(store, job: Job) -> dict:
+    ids = job.run_ids()
+    stored = [m for m, rid in ids.items() if st.run_path(store, rid).exists() and st.run_problem(store, rid) is None]
+    claimed = [m for m, rid in ids.items() if m not in stored and claims.held(claims.claim_path(store, rid))]
+    missing = [m for m in ids if m not in stored and m not in claimed]
+    _, carried, by_start = starts(store, job, missing)
+    row = dict.fromkeys([*COLUMNS, "member-steps"], 0) | {"stored": len(stored), "claimed": len(claimed)}
+    row |= {"task": job.task.name, "attention": job.model.attention, "members": len(ids), "carried": len(carried)}
+    for start, members in by_start.items():
+        how, alive, begin = _start(store, job, members, start)
+        row[how] += len(members)
+        row["member-steps"] += alive * (job.train.steps - begin)
+    return row
+
+
+def _start(store, job: Job, members: list[Member], start: int) -> tuple[str, int, int]:
+    """How a training of `members` from `start` begins: (its column, the members it steps, the step it begins at)."""
+    saver = checkpointer(store, job, start)
+    trains = training_members(saver, members, start > 0)
+    saved = saver.load()
+    if saved and [tuple(m) for m in saved.get("members", [])] == trains:  # train_ensemble goes on from it
+        return (
+            ("from a checkpoint", 0, 0)
+            if saved.get("done")
+            else ("from a checkpoint", len(saved["alive"]), saved["step"])
+        )
+    return ("taken up" if start else "from step 0"), len(trains), start
