@@ -49,7 +49,8 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
         "the point, at twice its cap, for every parameterization there (a point is read at one cap); in the "
         "scratch store that trained the point it extends each member from its saved end state (a member that "
         "stopped before the old cap is stored again as it was), elsewhere it trains them again from step 0 (the "
-        "same runs: the schedule does not depend on the cap).",
+        "same runs: the schedule does not depend on the cap); the line with `--dry-run` and your scratch store says "
+        "which, and the member-steps at most, before anything trains.",
         "",
         markdown.table(pd.DataFrame(rows)) if rows else "None.",
         "",
