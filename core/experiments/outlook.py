@@ -41,9 +41,7 @@ def _start(store, job: Job, members: list[Member], start: int) -> tuple[str, int
     trains = training_members(saver, members, start > 0)
     saved = saver.load()
     if saved and [tuple(m) for m in saved.get("members", [])] == trains:  # train_ensemble goes on from it
-        return (
-            ("from a checkpoint", 0, 0)
-            if saved.get("done")
-            else ("from a checkpoint", len(saved["alive"]), saved["step"])
-        )
+        if saved.get("done"):  # finished before a kill, not yet stored: stored without a step
+            return "from a checkpoint", 0, 0
+        return "from a checkpoint", len(saved["alive"]), saved["step"]
     return ("taken up" if start else "from step 0"), len(trains), start
