@@ -210,3 +210,15 @@ def test_the_layer_control_reads_each_cell_at_its_own_longest_cap_and_counts_imp
     got = table.set_index(["attention", "n_layers"])[["cap", "solved", "seeds", "improving"]]
     assert got.loc[("tied_qk", 1)].tolist() == [2000, 1, 3, 1] and got.loc[("standard", 1)].tolist() == [1000, 0, 3, 0]
     assert got.loc[("standard", 2)].tolist() == [1000, 3, 3, 0]
+
+
+def test_the_layer_control_sets_beside_it_only_the_two_layer_cells_of_its_own_size():
+    """A scan point of another size (two heads) trained to the same cap as the bundled two-layer cells is not
+    one of them: the control's two-layer column counts the bundled point's seeds alone."""
+    size = {"d_model": 64, "n_heads": 4, "d_head": 16, "mlp": True, "precision": "fp32", "length": 12, "n_symbols": 32}
+    two = runs({"standard": [100] * 3}).assign(n_layers=2, **size)
+    scan = two.assign(n_heads=2, d_head=32, run_id=lambda d: d.run_id + "h2", stop="cap", solve_step=math.nan)
+    one = runs({"standard": [None] * 3}).assign(n_layers=1, val_loss_drop=0.0, **size)
+    table = endpoints.layer_control(pd.concat([two, scan, one]).assign(task="induction"))
+    got = table.set_index(["attention", "n_layers"])[["solved", "seeds"]]
+    assert got.loc[("standard", 2)].tolist() == [3, 3] and got.loc[("standard", 1)].tolist() == [0, 3]

@@ -194,7 +194,7 @@ def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:
     columns = ["attention", "n_layers", "cap", "solved", "seeds", "solved_lo", "solved_hi", "improving"]
     columns += ["grid_solved", "grid_runs"]
     crit = criterion_runs(runs)
-    crit = crit[crit.task == task] if len(crit) else crit
+    crit = _at_control_size(crit[crit.task == task]) if len(crit) else crit
     if crit.empty:
         return pd.DataFrame(columns=columns)
     crit = crit[crit.steps == crit.groupby(["attention", "n_layers"]).steps.transform("max")]
@@ -208,6 +208,17 @@ def layer_control(runs: pd.DataFrame, task: str = "induction") -> pd.DataFrame:
         grid = int(findings.solved(every).sum()), len(every)
         rows.append(dict(zip(columns, (name, int(layers), int(g.steps.max()), k, len(g), lo, hi, improving, *grid))))
     return pd.DataFrame(rows, columns=columns)
+
+
+def _at_control_size(crit: pd.DataFrame) -> pd.DataFrame:
+    """The runs at the one-layer control's size (its most common; with no control, the most common size): the
+    two-layer cells it stands beside, not a scan point of another size trained to the same cap."""
+    keys = [c for c in findings.SIZE if c not in ("n_layers", "n_kv_heads") and c in crit.columns]  # mqa, gqa beside
+    if crit.empty or not keys:
+        return crit
+    one = crit[crit.n_layers == 1]
+    size = (one if len(one) else crit).groupby(keys).size().idxmax()
+    return crit[(crit[keys] == pd.Series(size if len(keys) > 1 else (size,), index=keys)).all(axis=1)]
 
 
 def protocol(runs: pd.DataFrame) -> pd.DataFrame:
