@@ -82,7 +82,7 @@ def reproduce(store: Path, command: str) -> str:
                 "GFLOP": "" if m is None else f"{m.gflop:,.0f}",
                 "wall": ""
                 if m is None
-                else f"{m.seconds / 60:,.0f} min" + (f" ({m.parts} parts)" if m.parts > 1 else ""),
+                else f"{m.seconds / 60:,.0f} min" + (f" ({int(m.parts)} parts)" if m.parts > 1 else ""),
             }
         )
     table = pd.DataFrame(rows)
@@ -96,7 +96,8 @@ def reproduce(store: Path, command: str) -> str:
         f"`data/` holds {len(runs):,} runs. Run these from the repository root, in order; each resumes (a rerun "
         "trains only what the store lacks). Every run file records its command, package versions, date and git "
         "commit (the sidebar shows them). Compute is what each sweep measured itself (`data/bench/sweep-*.parquet`) "
-        "on the 2-core CPU machine it ran on; a sweep resumed across sessions has one record per part it finished (a "
+        "on the 2-core CPU machine it ran on; a sweep resumed across sessions has one record per part it finished, and "
+        "so do two sweeps of one line run at once on a core each, whose wall times add up (a "
         "part killed at a session's end leaves none, so its wall time is a floor; a sweep paused while tests ran on "
         "the same cores counts the pause; a line with runs and no compute was cut short before it wrote one). Runs "
         'marked "on a GPU" trained on CUDA, as each run records (the runs stored before a run recorded its device: '
