@@ -183,12 +183,11 @@ def test_a_fresh_store_borrows_the_prior_stores_history(tmp_path):
     todo = [(j, j.members) for j in sweep.plan(["identity", "standard", "stacked"], ["associative_recall"], 2, crit)]
     names = lambda pairs: [j.model.attention for j, _ in pairs]  # noqa: E731
     fresh = tmp_path / "fresh"
-    assert names(sweep.longest_first(todo, sweep._history(fresh, todo))) == ["identity", "stacked", "standard"]
-    assert names(sweep.longest_first(todo, sweep._history(fresh, todo, prior=tmp_path / "none"))) == [
-        "stacked",
-        "standard",
-        "identity",
-    ]
+    bundled = names(sweep.longest_first(todo, st.load_runs(sweep.BUNDLED)))  # by the bundled runs' shares of the cap
+    assert bundled[0] == "identity"  # the least work a step, and the longest to train
+    assert names(sweep.longest_first(todo, sweep._history(fresh, todo))) == bundled
+    by_work = names(sweep.longest_first(todo, sweep._history(fresh, todo, prior=tmp_path / "none")))
+    assert by_work == ["stacked", "standard", "identity"]  # no prior: the work order, identity last
     prior = _history([("associative_recall", "identity", "solved", 6400, 6400)])
     own = _history([("associative_recall", "identity", "solved", 6400, 64)])
     merged = sweep.with_prior(own, prior)
