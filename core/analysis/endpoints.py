@@ -217,8 +217,7 @@ def _at_control_size(crit: pd.DataFrame) -> pd.DataFrame:
     if crit.empty or not keys:
         return crit
     one = crit[crit.n_layers == 1]
-    size = (one if len(one) else crit).groupby(keys).size().idxmax()
-    return crit[(crit[keys] == pd.Series(size if len(keys) > 1 else (size,), index=keys)).all(axis=1)]
+    return findings.at_most_common(crit, keys, among=one if len(one) else crit)
 
 
 def protocol(runs: pd.DataFrame) -> pd.DataFrame:

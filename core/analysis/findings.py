@@ -117,14 +117,19 @@ def at_longest(runs: pd.DataFrame) -> pd.DataFrame:
     return runs[runs.steps == runs.groupby(keys).steps.transform("max")]
 
 
+def at_most_common(runs: pd.DataFrame, cols: list[str], among: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The runs whose `cols` hold the values most common together among `among` (default: the runs themselves)."""
+    common = (runs if among is None else among).groupby(cols).size().idxmax()
+    return runs[(runs[cols] == pd.Series(common if len(cols) > 1 else (common,), index=cols)).all(axis=1)]
+
+
 def at_main_size(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs at the store's most common model size and precision, each task at its most common task size:
     the operating point a summary compares at (a store with scaling scans holds many sizes)."""
     cols = [c for c in ("n_layers", "d_model", "n_heads", "d_head", "mlp", "precision") if c in runs.columns]
     if runs.empty or not cols:
         return runs
-    main = runs.groupby(cols).size().idxmax()
-    runs = runs[(runs[cols] == pd.Series(main if len(cols) > 1 else (main,), index=cols)).all(axis=1)]
+    runs = at_most_common(runs, cols)
     task_cols = [c for c in ("length", "n_symbols") if c in runs.columns]
     if not task_cols:
         return runs

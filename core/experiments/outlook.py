@@ -22,7 +22,7 @@ def outlook(store, jobs: list[Job]) -> pd.DataFrame:
 
 def _job(store, job: Job) -> dict:
     ids = job.run_ids()
-    stored = [m for m, rid in ids.items() if st.run_path(store, rid).exists() and st.run_problem(store, rid) is None]
+    stored = [m for m, rid in ids.items() if st.has_run(store, rid) and st.run_problem(store, rid) is None]
     claimed = [m for m, rid in ids.items() if m not in stored and claims.held(claims.claim_path(store, rid))]
     missing = [m for m in ids if m not in stored and m not in claimed]
     _, carried, by_start = starts(store, job, missing)
