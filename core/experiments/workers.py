@@ -20,9 +20,9 @@ import os
 import queue
 import signal
 import threading
-import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver
 
 _progress = None  # in a worker: the queue its step counts go to
 
@@ -58,7 +58,42 @@ def keep_freed_memory() -> None:
     libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: blocks up to 32 MiB come from the (kept) heap
 
 
-def _init(threads: int, progress, parent: int, cancel) -> None:
+def start_context():
+    """forkserver where the platform has one: a server that imports torch and the training code once, and
+    every worker forked from it, so a pool starts in a tenth of a second, not the seconds an interpreter
+    takes to import torch. The server runs no OpenMP region, so its children start with clean thread pools,
+    as spawned ones do; it keeps the environment it started with (the checkpoint interval's variable
+    included), for the life of this process. spawn elsewhere: a fresh interpreter each."""
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    # read when the server starts (once per process); torch.optim imports torch._dynamo at its first optimizer
+    ctx.set_forkserver_preload([f"{__package__}.run_job", "torch._dynamo"])
+    _ready(ctx)
+    return ctx
+
+
+def _ready(ctx) -> None:
+    """Start the server and wait until it has imported torch. Ctrl-C reaches the whole foreground group: a
+    server halfway through its imports would die of it with a traceback, or, once the sweep had cancelled,
+    fork the workers a pool that no longer exists asked for. So the server starts with SIGINT ignored
+    (which its interpreter keeps across exec), and one empty process is forked from it before any pool asks."""
+    if threading.current_thread() is threading.main_thread():  # only the main thread may set a handler
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            forkserver.ensure_running()
+        finally:
+            signal.signal(signal.SIGINT, old)
+    probe = ctx.Process(target=_nothing)
+    probe.start()  # returns once the server has forked it: its imports are done
+    probe.join()
+
+
+def _nothing() -> None:
+    pass
+
+
+def _init(threads: int, progress, cancel) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides (cancel)
     import torch
 
@@ -66,12 +101,15 @@ def _init(threads: int, progress, parent: int, cancel) -> None:
     torch.set_num_threads(threads)
     keep_freed_memory()
     _progress = progress
-    threading.Thread(target=_exit_with_parent, args=(parent, cancel), daemon=True).start()
+    threading.Thread(target=_exit_with_parent, args=(cancel,), daemon=True).start()
 
 
-def _exit_with_parent(parent: int, cancel) -> None:
-    while os.getppid() == parent and not cancel.is_set():
-        time.sleep(0.2)
+def _exit_with_parent(cancel) -> None:
+    """The sweep's end of a pipe closes when it dies, however it dies (a forked worker's parent is the
+    server, so its parent pid says nothing about the sweep)."""
+    parent = mp.parent_process()
+    while parent.is_alive() and not cancel.wait(0.2):
+        pass
     os._exit(1)  # the sweep was killed or cancelled: stop too; runs in flight are lost, finished ones are stored
 
 
@@ -98,7 +136,7 @@ def run_parallel(store, todo, device, command, workers: int, on_step=None, train
     """Train each (job, missing members) in `todo` on a pool of `workers` processes; returns their counts.
     A job that a dying worker took down twice comes back as {"failed": [label]}. `train` is what a worker
     runs for one job (a module-level function, as _train)."""
-    ctx = mp.get_context("spawn")  # a fresh interpreter: no OpenMP state forked from a parent
+    ctx = start_context()
     threads = threads_per_worker(workers)
     started: set[int] = set()
     out, left, suspects = [], list(range(len(todo))), []
@@ -154,7 +192,7 @@ class _Listener:
 def _one_pool(store, todo, indices, device, command, ctx, workers, threads, progress, out, train) -> list[int]:
     """Run these jobs on one pool until done or the pool breaks; returns the indices not finished."""
     cancel = ctx.Event()
-    pool = ProcessPoolExecutor(workers, ctx, initializer=_init, initargs=(threads, progress, os.getpid(), cancel))
+    pool = ProcessPoolExecutor(workers, ctx, initializer=_init, initargs=(threads, progress, cancel))
     try:
         futures = {pool.submit(train, store, i, *todo[i], device, command): i for i in indices}
         pending, broken = set(futures), False
