@@ -122,6 +122,9 @@ CRITERION_SWEEPS = (
     # 4 pairs to 25,600 (identity: its 2 censored seeds still improving at 12,800), each member going on from its
     # 12,800 end state in the scratch store that trained it
     f"{_CRITERION_SCAN.replace('--steps 6400', '--steps 25600')} --attention all --length 4",
+    # induction with two heads, the same (tied_qkv: 1 of 4 censored seeds still improving at 12,800); two sweeps of
+    # this line on one core each shared its jobs through their claims
+    f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 25600')} --attention all --n-heads 2",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 and 8 only: nothing solves 16 or 32 pairs
 # early, so every member runs to the cap (about 6.5 hours of a 2-core CPU for 16 pairs, more for 32)
