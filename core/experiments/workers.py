@@ -6,7 +6,7 @@ processes train two jobs at once at nearly one-thread speed each (docs/benchmark
 figures). On CUDA one process drives the GPU, so there the sweep stays in-process.
 
 Each worker writes its own runs (atomically, as the in-process sweep does) and streams step counts
-back (in member-steps) for the progress bar. A worker whose parent dies (a killed sweep) exits, so at most the runs
+back (in member-steps) for the progress bar. A worker whose sweep dies (killed) exits, so at most the runs
 in flight are lost, and a rerun resumes. A worker that dies (killed, out of memory) breaks its pool,
 and every job in flight then is lost with it: each is retried once, alone in a pool of one, so a job
 that kills its worker again is known for certain and given up on (reported, not stored), while every
