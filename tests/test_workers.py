@@ -46,13 +46,20 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:  # exited since it was listed
+        return ""
+
+
 def _workers(pid: int) -> list[int]:
-    """A sweep's pool workers: forked by its forkserver (a child of the sweep), or spawned by the sweep itself."""
+    """A sweep's live pool workers: forked by its forkserver (a child of the sweep), or spawned by the sweep
+    itself. Live: the empty process the server forks first to show it is ready may not be reaped yet."""
     kids = _children(pid)
-    server = [k for k in kids if "forkserver" in Path(f"/proc/{k}/cmdline").read_text()]
-    return [w for k in server for w in _children(k)] or [
-        k for k in kids if "multiprocessing.spawn" in Path(f"/proc/{k}/cmdline").read_text()
-    ]
+    server = [k for k in kids if "forkserver" in _cmdline(k)]
+    forked = [w for k in server for w in _children(k)]
+    return [w for w in forked or [k for k in kids if "multiprocessing.spawn" in _cmdline(k)] if _alive(w)]
 
 
 def _alive(pid: int) -> bool:
