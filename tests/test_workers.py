@@ -59,7 +59,8 @@ def _workers(pid: int) -> list[int]:
     kids = _children(pid)
     server = [k for k in kids if "forkserver" in _cmdline(k)]
     forked = [w for k in server for w in _children(k)]
-    return [w for w in forked or [k for k in kids if "multiprocessing.spawn" in _cmdline(k)] if _alive(w)]
+    workers = forked or [k for k in kids if "multiprocessing.spawn" in _cmdline(k)]
+    return [w for w in workers if _alive(w)]
 
 
 def _alive(pid: int) -> bool:
