@@ -1,6 +1,7 @@
 """Fixtures every test file may use."""
 
 import functools
+import sys
 
 import pytest
 
@@ -16,6 +17,16 @@ def _scan_installed_components_once():
             manifest_scanner, "scan_component_manifests", functools.cache(manifest_scanner.scan_component_manifests)
         )
         yield
+
+
+@pytest.fixture(autouse=True)
+def _main_module_kept():
+    """An AppTest run leaves its script as sys.modules["__main__"] (Streamlit's script runner installs it there);
+    every spawned process and forkserver started later would then import, and so run, that page as its main
+    module. Put the test process's own back after each test."""
+    main = sys.modules["__main__"]
+    yield
+    sys.modules["__main__"] = main
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """`python -m core bench --quick` runs and writes well-formed results (no timing is asserted)."""
 
 import os
+import sys
 
 import pytest
 import torch
@@ -12,7 +13,7 @@ from core.results import store as st
 
 
 def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
-    threads = torch.get_num_threads()
+    threads, main_module = torch.get_num_threads(), sys.modules["__main__"]
     assert main(["bench", "--quick", "--store", str(tmp_path), "--workers", "2"]) == 0
     assert "relative to nn.MultiheadAttention" in capsys.readouterr().out
     df = st.load_named(tmp_path, "bench")
@@ -43,6 +44,7 @@ def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
     meta = st.read_meta(tmp_path / "bench" / "precision.parquet")
     assert meta["cpu"] and "flags" not in meta["cpu_flags"] and meta["cpu_flags"] == pr.cpu_flags.iloc[0]
     assert torch.get_num_threads() == threads  # the one-thread engine gives the threads back
+    assert sys.modules["__main__"] is main_module  # else the BLAS bench's spawned processes each ran the app
     bb = st.load_table(tmp_path, "bench", "blas")  # quick: one shape, one process alone, then one per core at once
     assert list(bb.processes) == [n for n in sorted({1, len(os.sched_getaffinity(0))}) for _ in ("default", "one")]
     assert (bb.ms_per_svd > 0).all() and list(bb.vs_one_thread[1::2]) == [1.0] * (len(bb) // 2)
