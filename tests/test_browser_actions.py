@@ -46,8 +46,7 @@ def test_drawn_charts_follow_a_theme_switch_from_the_menu(server):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
-        page.goto(f"{server}/runtime", wait_until="commit")
-        page.wait_for_function("document.querySelector('.lab-chart .main-svg') !== null", timeout=90_000)
+        first_draw(page, server, "runtime")  # every chart drawn: one drawn late would miss the first reading
         light = page.evaluate(fonts)
         for theme in ("Dark", "Light"):
             item = page.get_by_test_id(f"stMainMenuItem-theme-{theme}")
