@@ -130,6 +130,37 @@ def test_an_extension_records_and_counts_only_the_steps_it_took(extension, tmp_p
     assert records.gflop.iloc[1] == pytest.approx(straight.gflop * new_steps / all_steps)
 
 
+def test_prune_superseded_deletes_the_runs_a_higher_cap_replaced_and_only_those(extension, tmp_path, capsys):
+    """Each member's run at 60 is replaced by its run at 150 (one lineage: the same configs but the cap, the id
+    a sweep takes it up by), its weights with it; a run at 60 whose member has no longer run stays."""
+    import shutil
+
+    from core.cli import build_parser, main
+    from core.cli.sweep import plan_jobs
+    from core.results import runfile as rf
+    from core.results.superseded import superseded
+    from core.training.config import lineage_id
+
+    store = tmp_path / "a"
+    shutil.copytree(extension[0], store)
+    _sweep_here(store, 60, lrs="3e-3")  # a third lr, only at 60
+    runs = st.load_runs(store)
+    (job,) = plan_jobs(build_parser().parse_args(_argv(store, 150, "1e-3,1e-2")), None)
+    for rid in runs.run_id:  # the id read back from a run file is the one the sweep computes for its member
+        meta = rf.read_run_meta(rf.run_path(store, rid))
+        if meta["train"]["lr"] in job.lrs:
+            assert lineage_id(meta["model"], meta["task"], meta["train"], meta["seed"]) == job.lineage(
+                (meta["train"]["lr"], meta["seed"])
+            )
+    replaced = runs[(runs.steps == 60) & (runs.lr != 3e-3)]
+    assert len(replaced) == 4 and superseded(store) == sorted(replaced.run_id)
+    assert main(["prune", "--store", str(store), "--superseded"]) == 0
+    assert "deleted 4 runs a higher cap replaced" in capsys.readouterr().out
+    left = st.load_runs(store)
+    assert set(left.run_id) == set(runs.run_id) - set(replaced.run_id) and superseded(store) == []
+    assert not any(rf.weights_path(store, r).exists() for r in replaced.run_id)
+
+
 def _outlook(store: Path, steps: int, lrs="1e-3,1e-2"):
     """The sweep's one job at `steps`, and what `sweep --dry-run` says of it (core.experiments.outlook)."""
     from core.cli import build_parser

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..attention import NAMES as ATTENTION_NAMES
 from ..results import store as st
-from ..results import weights
+from ..results import superseded, weights
 from ..training.task_specs import TASK_NAMES as TASKS
 from .flags import add_store, bounded_int, choice, flag_error, read_store, store_dir
 
@@ -140,6 +140,12 @@ def add_prune(sub):
         help="keep whole models only for this task (repeat for several; default: every task). data/ keeps "
         "induction's, which the head scores read",
     )
+    p.add_argument(
+        "--superseded",
+        action="store_true",
+        help="first delete the runs a higher cap replaced: each run whose member (the same configs but --steps) "
+        "the store also holds at a higher cap, whose first steps it holds",
+    )
     p.set_defaults(func=cmd_prune)
 
 
@@ -160,9 +166,14 @@ def cmd_prune(args, parser):
     runs = st.load_runs(args.store)
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
+    said = ""
+    if args.superseded:
+        gone = superseded.superseded(args.store)
+        said = f"deleted {superseded.drop_runs(args.store, gone)} runs a higher cap replaced; "
+        runs = runs[~runs.run_id.isin(gone)]
     keep = weights_to_keep(runs, args.max_seeds)
     removed = weights.drop_weights(args.store, [r for r in runs.run_id if r not in keep])
-    said = f"kept the weights of {len(keep)} best-lr runs, removed {removed} others' (their metrics stay)"
+    said += f"kept the weights of {len(keep)} best-lr runs, removed {removed} others' (their metrics stay)"
     if args.max_model_seeds is not None:
         models = weights_to_keep(runs, min(args.max_model_seeds, args.max_seeds or args.max_model_seeds))
         if args.model_tasks:

@@ -131,7 +131,8 @@ CRITERION_SWEEPS = (
 NOT_YET = tuple(f"{_CRITERION_SCAN} --attention all --length {n}" for n in (16, 32))
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
-    "python -m core prune --store data --max-seeds 2 --max-model-seeds 1 --model-tasks induction   # best lr's seeds",
+    "python -m core prune --store data --superseded --max-seeds 2 --max-model-seeds 1 --model-tasks induction   "
+    "# a raised cap's runs replace the shorter ones; weights of the best lr's seeds",
     "python -m core baselines --store data   # matched baselines, final-weight analyses, solve steps",
     "python -m core index --store data --slim   # compact run files; curves thinned past 16 evaluations",
     "python -m core pretrained --store data",

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..results import index, scratch
 from ..results import store as st
-from ..training.config import ModelConfig, TaskConfig, TrainConfig, run_id, stable_hash
+from ..training.config import ModelConfig, TaskConfig, TrainConfig, lineage_id, run_id, stable_hash
 from ..training.model import count_model_params
 
 Member = tuple[float, int]  # (learning rate, seed)
@@ -36,11 +36,9 @@ class Job:
         return {(lr, s): run_id(self.model, self.task, self.train_at(lr), s) for lr, s in self.members}
 
     def lineage(self, member: Member) -> str:
-        """The member's id without its cap: runs of one lineage differ only in `steps`, and under a schedule
-        that does not depend on the cap, a longer one is the shorter one trained on."""
+        """The member's id without its cap (core.training.config.lineage_id)."""
         lr, seed = member
-        train = {k: v for k, v in self.train_at(lr).to_dict().items() if k != "steps"}
-        return stable_hash({"model": self.model.to_dict(), "task": self.task.to_dict(), "train": train, "seed": seed})
+        return lineage_id(self.model.to_dict(), self.task.to_dict(), self.train_at(lr).to_dict(), seed)
 
 
 def record(job: Job, result, rid: str, command: str | None) -> dict:

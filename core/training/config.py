@@ -172,3 +172,11 @@ LR_GRID = (3e-4, 1e-3, 3e-3, 1e-2)
 
 def run_id(model: ModelConfig, task: TaskConfig, train: TrainConfig, seed: int) -> str:
     return stable_hash({"model": model.to_dict(), "task": task.to_dict(), "train": train.to_dict(), "seed": seed})
+
+
+def lineage_id(model: dict, task: dict, train: dict, seed: int) -> str:
+    """A run's id without its cap (the configs as to_dict gives them, as a run file stores them): runs of one
+    lineage differ only in `steps`, and under a schedule that does not depend on the cap, a longer one is the
+    shorter one trained on."""
+    train = {k: v for k, v in train.items() if k != "steps"}
+    return stable_hash({"model": model, "task": task, "train": train, "seed": seed})
