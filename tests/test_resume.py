@@ -153,9 +153,13 @@ def test_prune_superseded_deletes_the_runs_a_higher_cap_replaced_and_only_those(
                 (meta["train"]["lr"], meta["seed"])
             )
     replaced = runs[(runs.steps == 60) & (runs.lr != 3e-3)]
+    junk = store / "runs" / "0000000000000000.parquet"
+    junk.write_bytes(b"not a run")  # no run of the store: it replaces nothing, and is left as it is
     assert len(replaced) == 4 and superseded(store) == sorted(replaced.run_id)
     assert main(["prune", "--store", str(store), "--superseded"]) == 0
-    assert "deleted 4 runs a higher cap replaced" in capsys.readouterr().out
+    out = capsys.readouterr()
+    assert "deleted 4 runs a higher cap replaced" in out.out and f"skipping {junk}" in out.err
+    junk.unlink()
     left = st.load_runs(store)
     assert set(left.run_id) == set(runs.run_id) - set(replaced.run_id) and superseded(store) == []
     assert not any(rf.weights_path(store, r).exists() for r in replaced.run_id)

@@ -11,10 +11,14 @@ from .weights import drop_weights
 
 
 def superseded(store) -> list[str]:
-    """The run ids (sorted) whose lineage the store also holds at a higher cap."""
+    """The run ids (sorted) whose lineage the store also holds at a higher cap. A file that is not a readable run
+    is no run of the store (load_runs skips it, named), so it replaces nothing and is left as it is."""
     longest, caps = {}, {}
     for path in sorted((Path(store) / "runs").glob("*.parquet")):
-        meta = rf.read_run_meta(path)
+        try:
+            meta = rf.read_run_meta(path)
+        except (OSError, ValueError):
+            continue
         lineage = lineage_id(meta["model"], meta["task"], meta["train"], meta["seed"])
         caps[meta["run_id"]] = (lineage, meta["train"]["steps"])
         longest[lineage] = max(longest.get(lineage, 0), meta["train"]["steps"])
