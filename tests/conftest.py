@@ -50,3 +50,20 @@ def server(stores):
 
     with serving(stores) as served:
         yield served
+
+
+@pytest.fixture(scope="session")
+def extension(tmp_path_factory):
+    """Store a: a criterion sweep to cap 60, then extended to 150; store b: swept to 150 straight. Read only:
+    a test that changes a store copies it first."""
+    from tiny import criterion_sweep
+
+    from core.results import store as st
+
+    tmp = tmp_path_factory.mktemp("extension")
+    criterion_sweep(tmp / "a", 60)
+    short = st.load_runs(tmp / "a")
+    assert (short.stop == "cap").any() and (short.stop != "cap").any()  # some go on from their saved state
+    criterion_sweep(tmp / "a", 150)
+    criterion_sweep(tmp / "b", 150)
+    return tmp / "a", tmp / "b"

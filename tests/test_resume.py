@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import torch
 from tiny import REVERSE_MODEL as MODEL
-from tiny import REVERSE_TASK, SOLVED, close
+from tiny import REVERSE_TASK, SOLVED, close, criterion_argv, criterion_sweep
 
 from core.results import store as st
 from core.training.config import TrainConfig
@@ -27,7 +27,7 @@ T = make_task(REVERSE_TASK)
 
 def _sweep(store: Path, steps: int, env=None, wait=True, lrs="1e-3,1e-2"):
     """The sweep command in a fresh process (one a test can kill, with `env`)."""
-    cmd = [sys.executable, "-m", "core", *_argv(store, steps, lrs)]
+    cmd = [sys.executable, "-m", "core", *criterion_argv(store, steps, lrs)]
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -35,19 +35,6 @@ def _sweep(store: Path, steps: int, env=None, wait=True, lrs="1e-3,1e-2"):
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
     return proc
-
-
-def _sweep_here(store: Path, steps: int, lrs="1e-3,1e-2") -> None:
-    """The same sweep in this process: no interpreter to start where nothing is killed."""
-    from core.cli import main
-
-    assert main(_argv(store, steps, lrs)) == 0
-
-
-def _argv(store: Path, steps: int, lrs: str) -> list[str]:
-    flags = f"--task reverse --attention standard --seeds 2 --lr {lrs} --until solved --steps {steps} --eval-every 10"
-    tiny = "--n-symbols 6 --length 4 --d-model 16 --n-heads 2 --workers 1 --quiet"  # REVERSE_TASK, REVERSE_MODEL
-    return ["sweep", "--store", str(store), *flags.split(), *tiny.split()]
 
 
 def _curves(store: Path) -> dict:
@@ -79,18 +66,6 @@ def test_a_sweep_killed_at_a_random_moment_resumes_bit_identical(tmp_path):
     assert not any(checkpoints.glob("*.pt"))  # removed once the training ended
 
 
-@pytest.fixture(scope="module")
-def extension(tmp_path_factory):
-    """Store a: swept to cap 60, then extended to 150; store b: swept to 150 straight."""
-    tmp = tmp_path_factory.mktemp("extension")
-    _sweep_here(tmp / "a", 60)
-    short = st.load_runs(tmp / "a")
-    assert (short.stop == "cap").any() and (short.stop != "cap").any()  # some go on from their saved state
-    _sweep_here(tmp / "a", 150)
-    _sweep_here(tmp / "b", 150)
-    return tmp / "a", tmp / "b"
-
-
 def test_a_larger_cap_extends_the_stored_runs_as_a_straight_run_would_train_them(extension):
     a, b = extension
     extended = {k: v for k, v in _curves(a).items() if k[2] == 150}
@@ -118,7 +93,7 @@ def test_an_extension_records_and_counts_only_the_steps_it_took(extension, tmp_p
     lrs = "1e-3,3e-3"  # neither solves by 60: both go on
     for store, caps in ((tmp_path / "c", (60, 150)), (tmp_path / "d", (150,))):
         for cap in caps:
-            _sweep_here(store, cap, lrs=lrs)
+            criterion_sweep(store, cap, lrs=lrs)
     runs = st.load_runs(tmp_path / "c")
     ext = runs[runs.steps == 150]
     assert (runs[runs.steps == 60].stop == "cap").all() and (ext.steps_from == 60).all()
@@ -130,48 +105,13 @@ def test_an_extension_records_and_counts_only_the_steps_it_took(extension, tmp_p
     assert records.gflop.iloc[1] == pytest.approx(straight.gflop * new_steps / all_steps)
 
 
-def test_prune_superseded_deletes_the_runs_a_higher_cap_replaced_and_only_those(extension, tmp_path, capsys):
-    """Each member's run at 60 is replaced by its run at 150 (one lineage: the same configs but the cap, the id
-    a sweep takes it up by), its weights with it; a run at 60 whose member has no longer run stays."""
-    import shutil
-
-    from core.cli import build_parser, main
-    from core.cli.sweep import plan_jobs
-    from core.results import runfile as rf
-    from core.results.superseded import superseded
-    from core.training.config import lineage_id
-
-    store = tmp_path / "a"
-    shutil.copytree(extension[0], store)
-    _sweep_here(store, 60, lrs="3e-3")  # a third lr, only at 60
-    runs = st.load_runs(store)
-    (job,) = plan_jobs(build_parser().parse_args(_argv(store, 150, "1e-3,1e-2")), None)
-    for rid in runs.run_id:  # the id read back from a run file is the one the sweep computes for its member
-        meta = rf.read_run_meta(rf.run_path(store, rid))
-        if meta["train"]["lr"] in job.lrs:
-            assert lineage_id(meta["model"], meta["task"], meta["train"], meta["seed"]) == job.lineage(
-                (meta["train"]["lr"], meta["seed"])
-            )
-    replaced = runs[(runs.steps == 60) & (runs.lr != 3e-3)]
-    junk = store / "runs" / "0000000000000000.parquet"
-    junk.write_bytes(b"not a run")  # no run of the store: it replaces nothing, and is left as it is
-    assert len(replaced) == 4 and superseded(store) == sorted(replaced.run_id)
-    assert main(["prune", "--store", str(store), "--superseded"]) == 0
-    out = capsys.readouterr()
-    assert "deleted 4 runs a higher cap replaced" in out.out and f"skipping {junk}" in out.err
-    junk.unlink()
-    left = st.load_runs(store)
-    assert set(left.run_id) == set(runs.run_id) - set(replaced.run_id) and superseded(store) == []
-    assert not any(rf.weights_path(store, r).exists() for r in replaced.run_id)
-
-
 def _outlook(store: Path, steps: int, lrs="1e-3,1e-2"):
     """The sweep's one job at `steps`, and what `sweep --dry-run` says of it (core.experiments.outlook)."""
     from core.cli import build_parser
     from core.cli.sweep import plan_jobs
     from core.experiments.outlook import outlook
 
-    (job,) = plan_jobs(build_parser().parse_args(_argv(store, steps, lrs)), None)
+    (job,) = plan_jobs(build_parser().parse_args(criterion_argv(store, steps, lrs)), None)
     return job, outlook(store, [job]).iloc[0].to_dict()
 
 
@@ -186,11 +126,11 @@ def test_a_dry_run_says_what_a_sweep_would_train_from_which_step_and_writes_noth
     _, row = _outlook(a, 300)  # every member stopped before 150 (solved or ruled out): carried over, not trained
     assert (row["carried"], row["taken up"], row["from step 0"], row["member-steps"]) == (4, 0, 0, 0)
     assert sorted((p, p.stat().st_mtime_ns) for p in a.rglob("*")) == files
-    _sweep_here(tmp_path / "c", 60, lrs="1e-3,3e-3")  # neither lr solves by 60: every member goes on
+    criterion_sweep(tmp_path / "c", 60, lrs="1e-3,3e-3")  # neither lr solves by 60: every member goes on
     _, row = _outlook(tmp_path / "c", 150, lrs="1e-3,3e-3")
     assert (row["taken up"], row["member-steps"]) == (4, 4 * (150 - 60))
     capsys.readouterr()
-    assert main([*_argv(tmp_path / "c", 150, "1e-3,3e-3"), "--dry-run"]) == 0
+    assert main([*criterion_argv(tmp_path / "c", 150, "1e-3,3e-3"), "--dry-run"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
         "would train 4 of 4 members (4 taken up from a shorter cap's end states, 0 from a checkpoint, 0 from step "
         "0) for at most 360 member-steps; nothing was trained or written (--dry-run)"

@@ -41,3 +41,15 @@ TINY_FLAGS = ["--d-model", "16", "--n-heads", "2", "--steps", "20", "--eval-ever
 def sweep(store, *extra) -> int:
     """The sweep command, in this process, at TINY_FLAGS (a later flag overrides one of them)."""
     return main(["sweep", "--store", str(store), *TINY_FLAGS, *extra])
+
+
+def criterion_argv(store, steps: int, lrs: str = "1e-3,1e-2") -> list[str]:
+    """A sweep of reverse to the criterion at cap `steps` (REVERSE_TASK, REVERSE_MODEL), two seeds an lr."""
+    flags = f"--task reverse --attention standard --seeds 2 --lr {lrs} --until solved --steps {steps} --eval-every 10"
+    tiny = "--n-symbols 6 --length 4 --d-model 16 --n-heads 2 --workers 1 --quiet"
+    return ["sweep", "--store", str(store), *flags.split(), *tiny.split()]
+
+
+def criterion_sweep(store, steps: int, lrs: str = "1e-3,1e-2") -> None:
+    """criterion_argv's sweep in this process: no interpreter to start where nothing is killed."""
+    assert main(criterion_argv(store, steps, lrs)) == 0

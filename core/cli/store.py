@@ -143,8 +143,8 @@ def add_prune(sub):
     p.add_argument(
         "--superseded",
         action="store_true",
-        help="first delete the runs a higher cap replaced: each run whose member (the same configs but --steps) "
-        "the store also holds at a higher cap, whose first steps it holds",
+        help="first delete the runs a higher cap replaced: each criterion run (--until solved) whose member (the "
+        "same configs but --steps) the store also holds at a higher cap, whose first steps it holds",
     )
     p.set_defaults(func=cmd_prune)
 

@@ -102,9 +102,9 @@ def add_sweep(sub):
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="print what the sweep would train, per job: stored, claimed by a sweep training them now, carried "
-        "over from a shorter cap, taken up from its saved end states, from a checkpoint, from step 0, and the "
-        "member-steps at most; then exit, nothing trained or written",
+        help="print what the sweep would train, per job: stored, held at a higher cap (not trained again), claimed "
+        "by a sweep training them now, carried over from a shorter cap, taken up from its saved end states, from a "
+        "checkpoint, from step 0, and the member-steps at most; then exit, nothing trained or written",
     )
     p.set_defaults(func=cmd_sweep)
 
@@ -271,6 +271,7 @@ def print_outcome(args, jobs, runs, counts) -> None:
     print(
         f"trained {counts['trained']} runs ({counts['diverged']} diverged{stops}), skipped {counts['skipped']} "
         "already stored"
+        + (f", {counts['longer']} held at a higher cap" if counts.get("longer") else "")
         + (f", {carried} carried over from a shorter cap" if carried else "")
         + (f", {counts['claimed']} being trained by another sweep" if counts["claimed"] else "")
     )

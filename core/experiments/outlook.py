@@ -5,29 +5,39 @@ import pandas as pd
 
 from ..results import claims
 from ..results import store as st
-from .run_job import Job, Member, checkpointer, starts, training_members
+from .run_job import Job, Member, checkpointer, held_longer, lineage_caps, starts, training_members
 
-COLUMNS = ["stored", "claimed", "carried", "taken up", "from a checkpoint", "from step 0"]
+COLUMNS = ["stored", "held longer", "claimed", "carried", "taken up", "from a checkpoint", "from step 0"]
 
 
 def outlook(store, jobs: list[Job]) -> pd.DataFrame:
-    """One row per job: its members stored already, claimed by a sweep training them now, carried over (stopped
+    """One row per job: its members stored already, held at a higher cap (a criterion run whose lineage the store
+    holds longer: not trained again), claimed by a sweep training them now, carried over (stopped
     before a shorter cap: stored again, not trained), taken up from a shorter cap's saved end state, gone on
     from a checkpoint of a killed training, and trained from step 0; and the member-steps that takes at most
     (each member to the cap from where it starts; criterion runs that stop early take fewer)."""
+    caps = lineage_caps(store, jobs)
     return pd.DataFrame(
-        [_job(store, job) for job in jobs], columns=["task", "attention", "members", *COLUMNS, "member-steps"]
+        [_job(store, job, caps) for job in jobs], columns=["task", "attention", "members", *COLUMNS, "member-steps"]
     )
 
 
-def _job(store, job: Job) -> dict:
+def _job(store, job: Job, caps: dict[str, int]) -> dict:
     ids = job.run_ids()
     stored = [m for m, rid in ids.items() if st.has_run(store, rid) and st.run_problem(store, rid) is None]
-    claimed = [m for m, rid in ids.items() if m not in stored and claims.held(claims.claim_path(store, rid))]
-    missing = [m for m in ids if m not in stored and m not in claimed]
+    longer = held_longer(job, [m for m in ids if m not in stored], caps)
+    rest = [m for m in ids if m not in stored and m not in longer]
+    claimed = [m for m in rest if claims.held(claims.claim_path(store, ids[m]))]
+    missing = [m for m in rest if m not in claimed]
     _, carried, by_start = starts(store, job, missing)
-    row = dict.fromkeys([*COLUMNS, "member-steps"], 0) | {"stored": len(stored), "claimed": len(claimed)}
-    row |= {"task": job.task.name, "attention": job.model.attention, "members": len(ids), "carried": len(carried)}
+    row = dict.fromkeys([*COLUMNS, "member-steps"], 0) | {"stored": len(stored), "held longer": len(longer)}
+    row |= {
+        "claimed": len(claimed),
+        "task": job.task.name,
+        "attention": job.model.attention,
+        "members": len(ids),
+        "carried": len(carried),
+    }
     for start, members in by_start.items():
         how, alive, begin = _start(store, job, members, start)
         row[how] += len(members)

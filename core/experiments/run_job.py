@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..results import index, scratch
 from ..results import store as st
+from ..results.superseded import longest_caps
 from ..training.config import ModelConfig, TaskConfig, TrainConfig, lineage_id, run_id, stable_hash
 from ..training.model import count_model_params
 
@@ -39,6 +40,19 @@ class Job:
         """The member's id without its cap (core.training.config.lineage_id)."""
         lr, seed = member
         return lineage_id(self.model.to_dict(), self.task.to_dict(), self.train_at(lr).to_dict(), seed)
+
+
+def lineage_caps(store, jobs: list[Job]) -> dict[str, int]:
+    """The store's criterion lineages and the highest cap of each, read when a job trains to the criterion."""
+    return longest_caps(store) if any(job.train.until == "solved" for job in jobs) else {}
+
+
+def held_longer(job: Job, members: list[Member], caps: dict[str, int]) -> list[Member]:
+    """The members whose lineage the store holds at a higher cap than the job's: the longer run holds this one's
+    steps (every point is read at its longest training), so it is not trained again."""
+    if job.train.until != "solved":
+        return []
+    return [m for m in members if caps.get(job.lineage(m), 0) > job.train.steps]
 
 
 def record(job: Job, result, rid: str, command: str | None) -> dict:

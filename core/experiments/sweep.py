@@ -18,7 +18,7 @@ from ..training.config import ModelConfig, TaskConfig, TrainConfig
 from ..training.model import count_model_params
 from ..training.tasks import make_task
 from .cluster import ClusterError
-from .run_job import Job, Member, train_job, warm_up  # noqa: F401 - the sweep's interface
+from .run_job import Job, Member, held_longer, lineage_caps, train_job, warm_up  # noqa: F401 - the sweep's interface
 
 MAX_SEEDS = 1000  # seeds per configuration: far beyond any sweep here, so a typo is one clear error
 
@@ -127,7 +127,8 @@ def run(
     ray: str | None = None,
     on_stop: Callable[[str, int], None] | None = None,
 ) -> dict:
-    """Train what is missing. Returns counts: trained, skipped (already stored), claimed (being trained
+    """Train what is missing. Returns counts: trained, skipped (already stored), longer (under until="solved": held
+    at a higher cap, whose run holds this one's steps; core.results.superseded), claimed (being trained
     by another sweep right now), diverged, failed (jobs given up on), cancelled, stored (the ids of the runs it
     wrote), and under until="solved" carried (stopped before a shorter cap: stored again under this one, not
     trained).
@@ -138,14 +139,19 @@ def run(
     on a Ray cluster instead (core.experiments.cluster). should_stop is for the in-process sweep only.
     Raises SweepError (one line) when the store cannot be written or the cluster reached: every
     run finished before that is stored, and a rerun resumes."""
-    counts = {"trained": 0, "skipped": 0, "claimed": 0, "diverged": 0, "failed": [], "cancelled": False, "stored": []}
+    counts = {"trained": 0, "skipped": 0, "longer": 0, "claimed": 0, "diverged": 0, "failed": []}
+    counts |= {"cancelled": False, "stored": []}
     st.remove_stale_tmp(store)  # left by a sweep killed mid-write
+    caps = lineage_caps(store, jobs)
     todo, held = [], []
     try:
         for job in jobs:
             ids = job.run_ids()
             missing = [m for m, rid in ids.items() if not st.stored_whole(store, rid)]  # unreadable: set aside
             counts["skipped"] += len(ids) - len(missing)
+            longer = held_longer(job, missing, caps)
+            counts["longer"] += len(longer)
+            missing = [m for m in missing if m not in longer]
             mine = [m for m in missing if claims.claim(store, ids[m])]
             held += [ids[m] for m in mine]
             counts["claimed"] += len(missing) - len(mine)

@@ -107,7 +107,8 @@ def reproduce(store: Path, command: str) -> str:
         "of them): a run id is the hash of its configs, so the files are the ones `--store data` writes. A point is "
         "read at the highest cap its lines reached, so `prune --superseded` (below) deletes each run whose member the "
         "store also holds at a higher cap (the shorter run's steps are the longer one's first): a line a raised cap "
-        "replaced keeps its compute here, and its runs left the store.",
+        "replaced keeps its compute here, and its runs left the store (rerun, it trains nothing: a sweep skips a "
+        "member the store holds at a higher cap).",
         "",
         "## Sweeps",
         "",
