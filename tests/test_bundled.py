@@ -183,8 +183,11 @@ def test_bundled_data_is_small_enough_for_community_cloud():
     files = [p.stat().st_size for p in DATA.rglob("*") if p.is_file()]
     assert sum(files) < 30 * 10**6
     assert sum(-(-n // 4096) * 4096 for n in files) < 30 * 10**6  # on disk, each file in whole 4 KiB blocks
-    size = [p.stat().st_size for p in (DATA / "runs").glob("*.parquet")]
-    assert len(size) == len(st.load_runs(DATA)) and max(size) <= 4096  # one 4 KiB block a run, 12,800 steps too
+    size = pd.Series({p.stem: p.stat().st_size for p in (DATA / "runs").glob("*.parquet")})
+    steps = st.load_runs(DATA).set_index("run_id").steps
+    assert sorted(size.index) == sorted(steps.index)
+    # one 4 KiB block a run, 12,800 steps too; a longer cap's curve has a doubling more (8 evaluations a metric)
+    assert size[steps <= 12800].max() <= 4096 and size.max() <= 2 * 4096
     assert isinstance(st.load_named(DATA, "bench"), pd.DataFrame)
 
 

@@ -125,6 +125,9 @@ CRITERION_SWEEPS = (
     # induction with two heads, the same (tied_qkv: 1 of 4 censored seeds still improving at 12,800); two sweeps of
     # this line on one core each shared its jobs through their claims
     f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 25600')} --attention all --n-heads 2",
+    # d_head 2's mqa and gqa to 25,600 (5 and 4 of their 10 censored seeds still improving at 12,800), each member
+    # going on from its 12,800 end state; killed parts went on from checkpoints across sessions and wrote no record
+    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 25600')} --attention mqa,gqa --d-head 2",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 and 8 only: nothing solves 16 or 32 pairs
 # early, so every member runs to the cap (about 6.5 hours of a 2-core CPU for 16 pairs, more for 32)
