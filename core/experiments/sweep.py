@@ -142,9 +142,9 @@ def run(
     counts = {"trained": 0, "skipped": 0, "longer": 0, "claimed": 0, "diverged": 0, "failed": []}
     counts |= {"cancelled": False, "stored": []}
     st.remove_stale_tmp(store)  # left by a sweep killed mid-write
-    caps = lineage_caps(store, jobs)
     todo, held = [], []
     try:
+        caps = lineage_caps(store, jobs)
         for job in jobs:
             ids = job.run_ids()
             missing = [m for m, rid in ids.items() if not st.stored_whole(store, rid)]  # unreadable: set aside
