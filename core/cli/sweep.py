@@ -271,7 +271,7 @@ def print_outcome(args, jobs, runs, counts) -> None:
     print(
         f"trained {counts['trained']} runs ({counts['diverged']} diverged{stops}), skipped {counts['skipped']} "
         "already stored"
-        + (f", {counts['longer']} held at a higher cap" if counts.get("longer") else "")
+        + (f", {counts['longer']} held at a higher cap" if counts["longer"] else "")
         + (f", {carried} carried over from a shorter cap" if carried else "")
         + (f", {counts['claimed']} being trained by another sweep" if counts["claimed"] else "")
     )

@@ -139,8 +139,16 @@ def run(
     on a Ray cluster instead (core.experiments.cluster). should_stop is for the in-process sweep only.
     Raises SweepError (one line) when the store cannot be written or the cluster reached: every
     run finished before that is stored, and a rerun resumes."""
-    counts = {"trained": 0, "skipped": 0, "longer": 0, "claimed": 0, "diverged": 0, "failed": []}
-    counts |= {"cancelled": False, "stored": []}
+    counts = {
+        "trained": 0,
+        "skipped": 0,
+        "longer": 0,
+        "claimed": 0,
+        "diverged": 0,
+        "failed": [],
+        "cancelled": False,
+        "stored": [],
+    }
     st.remove_stale_tmp(store)  # left by a sweep killed mid-write
     todo, held = [], []
     try:
