@@ -128,6 +128,11 @@ CRITERION_SWEEPS = (
     # d_head 2's mqa and gqa to 25,600 (5 and 4 of their 10 censored seeds still improving at 12,800), each member
     # going on from its 12,800 end state; killed parts went on from checkpoints across sessions and wrote no record
     f"{_TEN_SEEDS.replace('--steps 6400', '--steps 25600')} --attention mqa,gqa --d-head 2",
+    # d_head 2's other five to 12,800 (standard's and stacked's one censored seed, 4 of tied_qk's 10 censored seeds
+    # and 7 of tied_qkv's 10 still improving at 6,400), ten seeds each: seeds 5-9 of standard, tied_qk and tied_qkv
+    # went on from their 6,400 end states in the scratch store, the rest trained from step 0 on this CPU (seeds 0-4's
+    # 6,400 end states stayed on the lent GPU; stacked's and bilinear's seeds 5-9 are new)
+    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 12800')} {_NO_IDENTITY.removesuffix(',mqa,gqa')} --d-head 2",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 and 8 only: nothing solves 16 or 32 pairs
 # early, so every member runs to the cap (about 6.5 hours of a 2-core CPU for 16 pairs, more for 32)
