@@ -133,6 +133,10 @@ CRITERION_SWEEPS = (
     # went on from their 6,400 end states in the scratch store, the rest trained from step 0 on this CPU (seeds 0-4's
     # 6,400 end states stayed on the lent GPU; stacked's and bilinear's seeds 5-9 are new)
     f"{_TEN_SEEDS.replace('--steps 6400', '--steps 12800')} {_NO_IDENTITY.removesuffix(',mqa,gqa')} --d-head 2",
+    # induction with eight heads to 12,800 (tied_qkv: 3 of 3 censored seeds, identity: 3 of 5 still improving at
+    # 6,400): every member trained again from step 0 on this CPU, as the 6,400 end states stayed on the lent GPU;
+    # two sweeps of this line on one core each shared its jobs through their claims
+    f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 12800')} --attention all --n-heads 8",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 and 8 only: nothing solves 16 or 32 pairs
 # early, so every member runs to the cap (about 6.5 hours of a 2-core CPU for 16 pairs, more for 32)
