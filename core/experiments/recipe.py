@@ -132,7 +132,8 @@ CRITERION_SWEEPS = (
     # and 7 of tied_qkv's 10 still improving at 6,400), ten seeds each: seeds 5-9 of standard, tied_qk and tied_qkv
     # went on from their 6,400 end states in the scratch store, the rest trained from step 0 on this CPU (seeds 0-4's
     # 6,400 end states stayed on the lent GPU; stacked's and bilinear's seeds 5-9 are new)
-    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 12800')} {_NO_IDENTITY.removesuffix(',mqa,gqa')} --d-head 2",
+    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 12800')}"
+    " --attention standard,stacked,bilinear,tied_qk,tied_qkv --d-head 2",
     # induction with eight heads to 12,800 (tied_qkv: 3 of 3 censored seeds, identity: 3 of 5 still improving at
     # 6,400): every member trained again from step 0 on this CPU, as the 6,400 end states stayed on the lent GPU;
     # two sweeps of this line on one core each shared its jobs through their claims
