@@ -2,8 +2,8 @@
 
 flags (the flag types: one-line errors naming the field and its allowed values), sweep (`sweep`: its flags, the
 jobs they plan, the run and its report), store (`summary`, `export`, `prune`, `index`, `report`), bench (`bench`),
-analysis (`baselines`, `pretrained`). The packages below expose functions only; this package may import any of
-them, and none of them imports it.
+analysis (`baselines`, `pretrained`), land (`land`). The packages below expose functions only; this package may
+import any of them, and none of them imports it.
 """
 
 import sys
@@ -30,6 +30,9 @@ def build_parser() -> Parser:
     add_export(sub)
     add_index(sub)
     add_report(sub)
+    from .land import add_land
+
+    add_land(sub)
     from .analysis import add_baselines, add_pretrained
     from .bench import add_bench  # torch-heavy modules load only for the CLI
 
@@ -62,7 +65,7 @@ def main(argv=None) -> int:
 
 
 # commands that write into --store (a sweep removes its store's leftovers itself: sweep.run does it first)
-WRITERS = {"baselines", "pretrained", "bench", "prune", "index"}
+WRITERS = {"baselines", "pretrained", "bench", "prune", "index", "land"}
 
 
 if __name__ == "__main__":

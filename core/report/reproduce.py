@@ -103,9 +103,12 @@ def reproduce(store: Path, command: str) -> str:
         'marked "on a GPU" trained on CUDA, as each run records (the runs stored before a run recorded its device: '
         "their command's `--device cuda`); `--device`, `--workers` and `--ray` change where and how many jobs train "
         "at once, not which runs; a GPU's float sums differ from a CPU's in the last digits. The sweeps ran in a "
-        "scratch store and their files were copied here (a scan point's run files only: the pages read no weights "
-        "of them): a run id is the hash of its configs, so the files are the ones `--store data` writes. A point is "
-        "read at the highest cap its lines reached, so `prune --superseded` (below) deletes each run whose member the "
+        'scratch store, and each finished line\'s files were copied here: `python -m core land "<line>" --from '
+        "SCRATCH` copies every member's run file and the line's sweep records (`--weights` adds the runs' weights and "
+        "models, for a point whose weights the pages read; a scan point's pages read none). A run id is the hash of "
+        "its configs, so the files are the ones `--store data` writes; a file `data/` holds already stays as it is. "
+        "A point is read at the highest cap its lines reached, so `prune --superseded` (below) deletes each run whose "
+        "member the "
         "store also holds at a higher cap (the shorter run's steps are the longer one's first): a line a raised cap "
         "replaced keeps its compute here, and its runs left the store (rerun, it trains nothing: a sweep skips a "
         "member the store holds at a higher cap).",

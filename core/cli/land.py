@@ -1,0 +1,59 @@
+"""`python -m core land`: copy a finished recipe line's runs and sweep records from the scratch store that
+trained it into the store the pages read (core.experiments.landing), the step between a line's sweep and the
+after-sweeps commands (docs/reproduce.md)."""
+
+import shlex
+import sys
+from pathlib import Path
+
+from ..experiments import recipe
+from ..experiments.landing import LandingError, land
+from .flags import Parser, read_store, store_dir
+
+_PREFIX = ["python", "-m", "core", "sweep"]
+
+
+def add_land(sub):
+    p = sub.add_parser(
+        "land",
+        help="copy a finished recipe line's runs and sweep records from its scratch store (docs/reproduce.md)",
+    )
+    p.add_argument("line", help="the sweep command exactly as core/experiments/recipe.py's CRITERION_SWEEPS holds it")
+    p.add_argument("--from", dest="scratch", type=read_store, required=True, help="the scratch store that ran it")
+    p.add_argument("--store", type=store_dir, default="data", help="store to copy into (default data/)")
+    p.add_argument(
+        "--weights",
+        action="store_true",
+        help="copy the runs' weights and whole models too (a point whose weights the pages read; prune then "
+        "keeps the ones they show)",
+    )
+    p.set_defaults(func=cmd_land)
+
+
+def cmd_land(args, parser):
+    from .sweep import add_sweep, plan_jobs
+
+    if args.line not in recipe.CRITERION_SWEEPS:
+        parser.error(
+            f"line: not one of the {len(recipe.CRITERION_SWEEPS)} lines of CRITERION_SWEEPS in "
+            "core/experiments/recipe.py; add it there first, with a comment saying why it runs"
+        )
+    if not Path(args.scratch, "runs").is_dir():
+        parser.error(f"--from: no runs in {args.scratch!r}")
+    argv = shlex.split(args.line)
+    if argv[:4] != _PREFIX:
+        parser.error(f"line: must start with {' '.join(_PREFIX)!r}")
+    sweep_parser = Parser(prog="python -m core")  # the line's own flags, read as `python -m core sweep` reads them
+    add_sweep(sweep_parser.add_subparsers(dest="command", parser_class=Parser))
+    jobs = plan_jobs(sweep_parser.parse_args(argv[3:]), sweep_parser)
+    try:
+        done = land(args.scratch, args.store, args.line, jobs, weights=args.weights)
+    except LandingError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(1)
+    print(
+        f"copied {done.runs} runs into {args.store} ({done.held} held there already, left as they were), "
+        f"{done.records} sweep records"
+        + (f", {done.weights} weights and model files" if args.weights else "")
+        + "; next: the after-sweeps commands of docs/reproduce.md, from prune --superseded on"
+    )

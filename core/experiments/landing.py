@@ -1,0 +1,72 @@
+"""Landing a recipe line: a line trained in a scratch store (docs/reproduce.md) has its runs and its sweeps'
+records copied into data/. A run id is the hash of its configs, so the copied files are the ones the line
+would have written with `--store data`; a file data/ already holds is the same run (or record) and stays as it
+is, so landing never overwrites, and landing a line twice copies nothing the second time."""
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..results import runfile as rf
+from .outlook import outlook
+from .recipe import scan_command
+from .run_job import Job
+
+
+class LandingError(ValueError):
+    """The line cannot land: one line saying why."""
+
+
+@dataclass(frozen=True)
+class Landed:
+    runs: int  # run files copied
+    held: int  # run files the store held already, left as they were
+    records: int  # sweep records copied (bench/sweep-*.parquet)
+    weights: int  # weights and whole-model files copied (with weights=True)
+
+
+def unfinished(scratch, jobs: list[Job]) -> str | None:
+    """None when the scratch store holds every member of the jobs, else what is left (as `sweep --dry-run` says)."""
+    table = outlook(scratch, jobs)
+    left = int((table.members - table.stored).sum())
+    if not left:
+        return None
+    return f"{left} of {int(table.members.sum())} members are not stored in {scratch} yet (the line's --dry-run there)"
+
+
+def land(scratch, store, line: str, jobs: list[Job], weights: bool = False) -> Landed:
+    """Copy each member's run file of the finished line from `scratch` into `store`, and the records of the
+    sweeps that ran the line (matched by their command, as core.experiments.recipe compares commands). With
+    `weights`, each copied run's weights and whole model go too (a point whose weights the pages read:
+    `prune` then keeps only the ones they show)."""
+    why = unfinished(scratch, jobs)
+    if why:
+        raise LandingError(why)
+    ids = [rid for job in jobs for rid in job.run_ids().values()]
+    new = [rid for rid in ids if not rf.run_path(store, rid).exists()]
+    n_weights = 0
+    for rid in new:  # weights first: a run exists once its run file does, so a kill leaves no run without them
+        if weights:
+            n_weights += sum(_copy(path(scratch, rid), path(store, rid)) for path in (rf.weights_path, rf.model_path))
+        _copy(rf.run_path(scratch, rid), rf.run_path(store, rid))
+    want = scan_command(line)
+    records = [p for p in sorted(Path(scratch, "bench").glob("sweep-*.parquet")) if _command(p) == want]
+    n_records = sum(_copy(p, Path(store, "bench", p.name)) for p in records)
+    return Landed(len(new), len(ids) - len(new), n_records, n_weights)
+
+
+def _command(record: Path) -> str | None:
+    """A sweep record's command as recipe lines are compared; None for a file that is no readable record."""
+    try:
+        return scan_command(rf.read_meta(record)["provenance"]["command"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _copy(source: Path, target: Path) -> bool:
+    """Copy source to target unless target exists or source does not; whether it copied. Written to a temporary
+    name and renamed, as every store file is, so a kill leaves no half-copied run."""
+    if target.exists() or not source.exists():
+        return False
+    rf.atomic_write(target, lambda tmp: shutil.copy2(source, tmp))
+    return True

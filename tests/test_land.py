@@ -1,0 +1,97 @@
+"""`python -m core land`: a finished recipe line's runs and sweep records go from the scratch store that trained
+it into data/, exactly the members the line plans and only its own records; nothing data/ holds is
+overwritten; an unfinished or undocumented line is refused in one line with nothing written."""
+
+import sys
+
+import pytest
+from tiny import criterion_argv, criterion_sweep
+
+from core.cli import build_parser, main
+from core.cli.sweep import plan_jobs
+from core.experiments import recipe
+from core.results import runfile as rf
+from core.results import store as st
+
+
+def _line(steps: int, lrs: str) -> str:
+    """The recipe line of criterion_argv's sweep, as CRITERION_SWEEPS would spell it (its store data/)."""
+    return "python -m core " + " ".join(criterion_argv("data", steps, lrs))
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    """A scratch store that ran two lines, each sweep recording its own command. Read only."""
+    store = tmp_path_factory.mktemp("land") / "scratch"
+    with pytest.MonkeyPatch.context() as mp:
+        for lrs, name in (("1e-3,1e-2", "sweep-a"), ("3e-3", "sweep-b")):
+            mp.setattr(sys, "argv", ["core", *criterion_argv(store, 60, lrs)])  # the command its record holds
+            mp.setattr(st, "sweep_record_name", lambda name=name: name)  # two sweeps within one second
+            criterion_sweep(store, 60, lrs)
+    return store
+
+
+@pytest.fixture(autouse=True)
+def documented(monkeypatch):
+    """The first of the scratch store's lines is a recipe line."""
+    monkeypatch.setattr(recipe, "CRITERION_SWEEPS", (*recipe.CRITERION_SWEEPS, _line(60, "1e-3,1e-2")))
+
+
+def _ids(line: str) -> set[str]:
+    parser = build_parser()
+    jobs = plan_jobs(parser.parse_args(line.split()[3:]), parser)
+    return {rid for job in jobs for rid in job.run_ids().values()}
+
+
+def test_land_copies_the_lines_runs_and_records_only_and_never_overwrites(scratch, tmp_path, capsys):
+    data = tmp_path / "data"
+    line, ids = _line(60, "1e-3,1e-2"), _ids(_line(60, "1e-3,1e-2"))
+    held = sorted(ids)[0]
+    rf.run_path(data, held).parent.mkdir(parents=True)
+    rf.run_path(data, held).write_bytes(b"held")  # a file data/ holds stays as it is, whatever it holds
+    assert main(["land", line, "--from", str(scratch), "--store", str(data)]) == 0
+    assert f"copied {len(ids) - 1} runs into {data} (1 held there already" in capsys.readouterr().out
+    assert {p.stem for p in (data / "runs").glob("*.parquet")} == ids and len(ids) == 4
+    assert rf.run_path(data, held).read_bytes() == b"held"
+    assert [p.name for p in (data / "bench").iterdir()] == ["sweep-a.parquet"]  # not the other line's record
+    assert not (data / "weights").exists()  # run files only, unless --weights
+    for rid in ids - {held}:
+        assert rf.run_path(data, rid).read_bytes() == rf.run_path(scratch, rid).read_bytes()
+    assert main(["land", line, "--from", str(scratch), "--store", str(data)]) == 0  # twice: nothing new
+    assert "copied 0 runs" in capsys.readouterr().out and len(list((data / "bench").iterdir())) == 1
+
+
+def test_land_with_weights_copies_each_runs_weights_and_model(scratch, tmp_path, capsys):
+    data, ids = tmp_path / "data", _ids(_line(60, "1e-3,1e-2"))
+    assert main(["land", _line(60, "1e-3,1e-2"), "--from", str(scratch), "--store", str(data), "--weights"]) == 0
+    assert f"{2 * len(ids)} weights and model files" in capsys.readouterr().out
+    for rid in ids:
+        assert rf.weights_path(data, rid).read_bytes() == rf.weights_path(scratch, rid).read_bytes()
+        assert rf.model_path(data, rid).exists()
+    assert set(st.load_runs(data).run_id) == ids
+
+
+def test_an_unfinished_line_is_refused_in_one_line_with_nothing_written(scratch, tmp_path, monkeypatch, capsys):
+    line = _line(150, "1e-3,1e-2")  # the line raised: its members are not in the scratch store at 150
+    monkeypatch.setattr(recipe, "CRITERION_SWEEPS", (*recipe.CRITERION_SWEEPS, line))
+    with pytest.raises(SystemExit) as exit_:
+        main(["land", line, "--from", str(scratch), "--store", str(tmp_path / "data")])
+    err = capsys.readouterr().err.strip()
+    assert exit_.value.code == 1 and len(err.splitlines()) == 1
+    assert "4 of 4 members are not stored" in err and not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (["land", _line(60, "1e-3"), "--from", "{scratch}"], "line: not one of the"),  # not in the recipe
+        (["land", _line(60, "1e-3,1e-2"), "--from", "{empty}"], "--from: no runs in"),
+    ],
+)
+def test_a_line_not_in_the_recipe_or_a_scratch_store_without_runs_is_exit_2(scratch, tmp_path, capsys, argv, flag):
+    argv = [a.format(scratch=scratch, empty=tmp_path) for a in argv]
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--store", str(tmp_path / "data")])
+    err = capsys.readouterr().err.strip()
+    assert exit_.value.code == 2 and len(err.splitlines()) == 1 and flag in err
+    assert not (tmp_path / "data").exists()
