@@ -50,7 +50,10 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
         "scratch store that trained the point it extends each member from its saved end state (a member that "
         "stopped before the old cap is stored again as it was), elsewhere it trains them again from step 0 (the "
         "same runs: the schedule does not depend on the cap); the line with `--dry-run` and your scratch store says "
-        "which, and the member-steps at most, before anything trains.",
+        "which, and the member-steps at most, before anything trains. A finished line lands in `data/` in three "
+        "steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with a comment saying why it ran, "
+        '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
+        "below, from `prune` on.",
         "",
         markdown.table(pd.DataFrame(rows)) if rows else "None.",
         "",
