@@ -81,6 +81,7 @@ def test_the_open_cells_are_listed_with_every_command_of_their_point():
     assert cells.loc["mqa", ["censored", "improving"]].tolist() == [5, 1]
     assert (cells.commands == ("all", "mqa")).all()  # one point: a line that raises it names both sweeps
     assert (cells.trained == ("standard", "stacked", "bilinear", "mqa")).all() and (cells.point_seeds == 10).all()
+    assert (cells.lr == 1e-3).all() and (cells.point_lrs == (1e-3,)).all()  # its best lr, and its point's lrs
     longer = df.attention == "mqa"  # raised alone: at its own cap it is a point of its own
     df.loc[longer, ["steps", "command"]] = [2000, "mqa to 2000"]
     cells = endpoints.open_cells(df).set_index("attention")

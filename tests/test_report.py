@@ -56,3 +56,16 @@ def test_an_open_points_cap_is_raised_by_the_latest_line_that_made_it_for_every_
     assert "--attention standard,mqa " in some and "--seeds 10 " in some and "--steps 25600 " in some
     text = (ROOT / "docs" / "reproduce.md").read_text()
     assert "## Still to run" in text and all(c in text for c in NOT_YET)
+
+
+def test_an_open_cells_best_lr_at_an_end_of_its_points_lrs_widens_the_raise_that_way_for_the_whole_point():
+    from core.experiments.recipe import CRITERION_SWEEPS, beyond_edges, raised
+
+    grid = (3e-4, 1e-3, 3e-3, 1e-2)
+    assert beyond_edges(grid, {1e-2}) == (*grid, 3e-2) and beyond_edges(grid, {3e-4, 1e-3}) == (1e-4, *grid)
+    assert beyond_edges(grid, {1e-3, 3e-3}) == grid and beyond_edges((1e-2,), {1e-2}) == (1e-2,)  # no grid
+    wide = (1e-4, *grid, 3e-2)
+    assert beyond_edges(wide, {3e-2, 1e-4}) == (3e-5, *wide, 0.1)  # the 1-3-10 ladder, both ways
+    line = CRITERION_SWEEPS[0]  # induction's grid
+    wide = raised([line], 12800, lrs=beyond_edges(grid, {1e-2}))
+    assert wide == CRITERION_SWEEPS[1].replace("--steps 12800", "--steps 25600")  # the widening the recipe made by hand

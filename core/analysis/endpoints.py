@@ -100,31 +100,34 @@ def is_open(row) -> bool:
 
 def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
     """Every open cell of the criterion runs (each task and size at its longest cap, at its best lr; is_open): its
-    size, cap, censored and improving seeds, and its point at that cap (every lr and parameterization trained
-    there to the same cap): the commands its runs came from, its parameterizations and its largest seed count,
-    so the line that made them can raise the cap. Empty where none is open."""
+    size, cap, censored and improving seeds, and its best lr, and its point at that cap (every lr and parameterization
+    trained there to the same cap): the commands its runs came from, its parameterizations, its largest seed count
+    and its lrs, so the line that made them can raise the cap. Empty where none is open."""
     longest = findings.at_longest(criterion_runs(runs))
     best = findings.at_best_lr(longest)
     keys = ["task", *[c for c in findings.SIZE if c in best.columns]]
     rows = []
     for cell, g in best.groupby([*keys, "attention"], sort=False):
-        row = dict(zip([*keys, "attention"], cell)) | {"cap": int(g.steps.max()), "seeds": len(g)}
+        row = dict(zip([*keys, "attention"], cell)) | {"cap": int(g.steps.max()), "seeds": len(g), "lr": g.lr.iloc[0]}
         row |= censored_improving(g)
         if is_open(pd.Series(row)):
             at = {k: v for k, v in zip(keys, cell) if k != "n_kv_heads"}  # mqa and gqa train beside the others
             rows.append(
                 row | _point(longest[(longest[list(at)] == pd.Series(at)).all(axis=1) & (longest.steps == row["cap"])])
             )
-    cols = [*keys, "attention", "cap", "seeds", "censored", "improving", "commands", "trained", "point_seeds"]
+    cols = [*keys, "attention", "cap", "seeds", "lr", "censored", "improving", "commands", "trained", "point_seeds"]
+    cols.append("point_lrs")
     return pd.DataFrame(rows, columns=cols)
 
 
 def _point(point: pd.DataFrame) -> dict:
-    """The commands a point's runs came from, its parameterizations (in registry order) and its most seeds."""
+    """The commands a point's runs came from, its parameterizations (in registry order), its most seeds and its
+    lrs (ascending)."""
     return {
         "commands": tuple(dict.fromkeys(point.command)),
         "trained": tuple(sorted(set(point.attention), key=list(NAMES).index)),
         "point_seeds": int(point.seed.max()) + 1,
+        "point_lrs": tuple(sorted(set(point.lr))),
     }
 
 

@@ -4,6 +4,7 @@ docs/reproduce.md is generated from it (core/report/) and tests/test_bundled.py 
 stored file's own record of what made it is core.results.provenance.
 """
 
+import math
 import re
 
 from ..attention import NAMES
@@ -168,20 +169,42 @@ def documented(command: str) -> str:
     return _LINES.get(scan_command(command), scan_command(command))
 
 
-def raised(commands, cap: int, attention=(), seeds: int | None = None) -> str:
+def raised(commands, cap: int, attention=(), seeds: int | None = None, lrs=()) -> str:
     """The line that raises an open point's cap: the latest recipe line (in run order) of the point's recorded
     `commands`, at twice `cap`, for every parameterization trained there to `cap` (`attention`, written "all"
     where it is every one; default the line's own) at its most seeds (`seeds`): a point is read at one cap, so
     its closed cells go on too (a member that stopped before the old cap is stored again as it was), and a later
     line may have trained only some of them (more seeds for a few). In the scratch store that trained the point
     it extends each member from its saved end state; elsewhere it trains them from step 0 to the new cap, the
-    same runs (the schedule does not depend on the cap)."""
+    same runs (the schedule does not depend on the cap). `lrs`, where given, replace the line's (beyond_edges)."""
     line = max((documented(c) for c in commands), key=lambda c: _ORDER.get(c, -1))
     line = re.sub(r"--steps \d+", f"--steps {2 * cap}", line)
     if attention:
         names = "all" if set(attention) == set(NAMES) else ",".join(attention)
         line = re.sub(r"--attention \S+", f"--attention {names}", line)
+    if lrs:
+        line = re.sub(r"--lr \S+", "--lr " + ",".join(f"{v:g}" for v in lrs), line)
     return re.sub(r"--seeds \d+", f"--seeds {seeds}", line) if seeds else line
+
+
+def beyond_edges(lrs, best) -> tuple[float, ...]:
+    """A point's lrs (ascending) one step further out on the 1-3-10 ladder at each end that one of the `best`
+    lrs sits at (an open cell's best lr at an end of the grid: its optimum may lie outside it, so the raise
+    widens the grid for the whole point, as the bundled induction point did); `lrs` unchanged where none does or
+    only one lr was trained."""
+    lrs = tuple(sorted(lrs))
+    if len(lrs) < 2:
+        return lrs
+    low, high = (_step(lrs[0], -1),) if lrs[0] in best else (), (_step(lrs[-1], 1),) if lrs[-1] in best else ()
+    return (*low, *lrs, *high)
+
+
+def _step(lr: float, way: int) -> float:
+    """The next lr on the 1-3-10 ladder (1e-3, 3e-3, 1e-2, ...) up (way 1) or down (way -1)."""
+    exp = math.floor(math.log10(lr) + 1e-9)
+    rungs = [m * 10.0**e for e in (exp - 1, exp, exp + 1) for m in (1, 3)]
+    at = min(range(len(rungs)), key=lambda i: abs(math.log(rungs[i] / lr)))
+    return float(f"{rungs[at + way]:.3g}")
 
 
 _ENGINE = re.compile(r" --(?:device|workers|ray) \S+| --quiet\b")

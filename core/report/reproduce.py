@@ -34,9 +34,11 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
     point), then the points not yet trained to the criterion."""
     cells = endpoints.open_cells(runs)
     lines: dict[str, list[str]] = {}
-    for (point, cap, trained, seeds), g in cells.groupby(["commands", "cap", "trained", "point_seeds"], sort=False):
+    keys = ["commands", "cap", "trained", "point_seeds", "point_lrs"]
+    for (point, cap, trained, seeds, lrs), g in cells.groupby(keys, sort=False):
         g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
-        line = recipe.raised(point, int(cap), trained, seeds)
+        wider = recipe.beyond_edges(lrs, set(g.lr))
+        line = recipe.raised(point, int(cap), trained, seeds, wider if wider != lrs else ())
         lines[line] = [f"{r.attention} ({r.improving} of {r.censored})" for r in g.itertuples()]
     rows = [
         {"command": f"`{c}`", "open cells (improving of censored at the cap)": ", ".join(v)} for c, v in lines.items()
@@ -49,7 +51,9 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
         "the point, at twice its cap, for every parameterization there (a point is read at one cap); in the "
         "scratch store that trained the point it extends each member from its saved end state (a member that "
         "stopped before the old cap is stored again as it was), elsewhere it trains them again from step 0 (the "
-        "same runs: the schedule does not depend on the cap); the line with `--dry-run` and your scratch store says "
+        "same runs: the schedule does not depend on the cap). Where an open cell's best lr is an end of the point's "
+        "lrs, the line goes one lr further that way for the whole point (its optimum may lie outside the grid); the "
+        "new lr trains from step 0. The line with `--dry-run` and your scratch store says "
         "which, and the member-steps at most, before anything trains. A finished line lands in `data/` in three "
         "steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with a comment saying why it ran, "
         '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
