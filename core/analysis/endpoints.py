@@ -100,9 +100,10 @@ def is_open(row) -> bool:
 
 def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
     """Every open cell of the criterion runs (each task and size at its longest cap, at its best lr; is_open): its
-    size, cap, censored and improving seeds, and its best lr, and its point at that cap (every lr and parameterization
-    trained there to the same cap): the commands its runs came from, its parameterizations, its largest seed count
-    and its lrs, so the line that made them can raise the cap. Empty where none is open."""
+    size, cap, best lr, censored and improving seeds, and its point at that cap (every lr and parameterization trained
+    there to the same cap): the commands its runs came from, its parameterizations, its largest seed count and its
+    lrs, so the line that made them can raise the cap (widening the lrs where the best one is an end of them).
+    Empty where none is open."""
     longest = findings.at_longest(criterion_runs(runs))
     best = findings.at_best_lr(longest)
     keys = ["task", *[c for c in findings.SIZE if c in best.columns]]
@@ -115,8 +116,8 @@ def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
             rows.append(
                 row | _point(longest[(longest[list(at)] == pd.Series(at)).all(axis=1) & (longest.steps == row["cap"])])
             )
-    cols = [*keys, "attention", "cap", "seeds", "lr", "censored", "improving", "commands", "trained", "point_seeds"]
-    cols.append("point_lrs")
+    cols = [*keys, "attention", "cap", "seeds", "lr", "censored", "improving"]
+    cols += ["commands", "trained", "point_seeds", "point_lrs"]
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -3,6 +3,6 @@
 Holds sweep, run_job, outlook (what a sweep would train and from which step: `sweep --dry-run`), workers,
 cluster (Ray), flops (FLOP counts and the measured matmul peak) and recipe (every command behind data/, which
 docs/reproduce.md and tests/test_bundled.py read) and landing (a finished line's runs copied from its scratch
-store into data/: `land`). May import: core.attention, core.training, core.results,
-core.analysis (a sweep's summary).
+store into data/: `land`). May import: core.attention, core.training, core.results, core.analysis (a sweep's
+summary).
 """
