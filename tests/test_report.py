@@ -69,3 +69,15 @@ def test_an_open_cells_best_lr_at_an_end_of_its_points_lrs_widens_the_raise_that
     line = CRITERION_SWEEPS[0]  # induction's grid
     wide = raised([line], 12800, lrs=beyond_edges(grid, {1e-2}))
     assert wide == CRITERION_SWEEPS[1].replace("--steps 12800", "--steps 25600")  # the widening the recipe made by hand
+
+
+def test_a_raises_member_steps_extend_the_censored_members_or_repeat_each_stop_from_step_0():
+    """Cap 100 raised to 200: the censored member goes on 100 steps (200 from step 0), the two that stopped early
+    are carried (or stop where they did again), and a fourth member the point lacks runs 200 steps in both."""
+    import pandas as pd
+
+    from core.report.reproduce import _raise_steps
+
+    point = pd.DataFrame({"stop": ["cap", "solved", "pruned"], "stop_step": [100, 40, 20]})
+    assert _raise_steps(point, 100, members=4) == (100 + 200, 200 + 40 + 20 + 200)
+    assert _raise_steps(point, 100, members=3) == (100, 260)

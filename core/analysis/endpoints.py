@@ -101,9 +101,9 @@ def is_open(row) -> bool:
 def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
     """Every open cell of the criterion runs (each task and size at its longest cap, at its best lr; is_open): its
     size, cap, best lr, censored and improving seeds, and its point at that cap (every lr and parameterization trained
-    there to the same cap): the commands its runs came from, its parameterizations, its largest seed count and its
-    lrs, so the line that made them can raise the cap (widening the lrs where the best one is an end of them).
-    Empty where none is open."""
+    there to the same cap): the commands its runs came from, its parameterizations, its largest seed count, its
+    lrs and its runs, so the line that made them can raise the cap (widening the lrs where the best one is an end
+    of them). Empty where none is open."""
     longest = findings.at_longest(criterion_runs(runs))
     best = findings.at_best_lr(longest)
     keys = ["task", *[c for c in findings.SIZE if c in best.columns]]
@@ -117,18 +117,19 @@ def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
                 row | _point(longest[(longest[list(at)] == pd.Series(at)).all(axis=1) & (longest.steps == row["cap"])])
             )
     cols = [*keys, "attention", "cap", "seeds", "lr", "censored", "improving"]
-    cols += ["commands", "trained", "point_seeds", "point_lrs"]
+    cols += ["commands", "trained", "point_seeds", "point_lrs", "point_ids"]
     return pd.DataFrame(rows, columns=cols)
 
 
 def _point(point: pd.DataFrame) -> dict:
-    """The commands a point's runs came from, its parameterizations (in registry order), its most seeds and its
-    lrs (ascending)."""
+    """The commands a point's runs came from, its parameterizations (in registry order), its most seeds, its lrs
+    (ascending) and its run ids."""
     return {
         "commands": tuple(dict.fromkeys(point.command)),
         "trained": tuple(sorted(set(point.attention), key=list(NAMES).index)),
         "point_seeds": int(point.seed.max()) + 1,
         "point_lrs": tuple(sorted(set(point.lr))),
+        "point_ids": tuple(point.run_id),
     }
 
 

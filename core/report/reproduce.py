@@ -29,20 +29,36 @@ def _compute(records: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _raise_steps(point: pd.DataFrame, cap: int, members: int) -> tuple[int, int]:
+    """The member-steps a point's raise to twice `cap` takes at most, for `members` members in all, counted from
+    its runs: extended from their end states (only the members censored at the cap go on), and trained from step
+    0 (each member that stopped before the cap stops where it did, the others run to the new cap); a member the
+    point lacks (a new lr or seed) trains from step 0 to the new cap in both."""
+    at_cap = point.stop == "cap"
+    fresh = max(0, members - len(point)) * 2 * cap
+    return int(at_cap.sum() * cap + fresh), int(at_cap.sum() * 2 * cap + point.stop_step[~at_cap].sum() + fresh)
+
+
 def _still_to_run(runs: pd.DataFrame) -> list[str]:
     """The lines that would close what is open: each open cell's cap raised (endpoints.open_cells, one line per
     point), then the points not yet trained to the criterion."""
     cells = endpoints.open_cells(runs)
-    lines: dict[str, list[str]] = {}
-    keys = ["commands", "cap", "trained", "point_seeds", "point_lrs"]
-    for (point, cap, trained, seeds, lrs), g in cells.groupby(keys, sort=False):
+    rows = []
+    keys = ["commands", "cap", "trained", "point_seeds", "point_lrs", "point_ids"]
+    for (point, cap, trained, seeds, lrs, ids), g in cells.groupby(keys, sort=False):
         g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
         wider = recipe.beyond_edges(lrs, set(g.lr))
         line = recipe.raised(point, int(cap), trained, seeds, wider if wider != lrs else ())
-        lines[line] = [f"{r.attention} ({r.improving} of {r.censored})" for r in g.itertuples()]
-    rows = [
-        {"command": f"`{c}`", "open cells (improving of censored at the cap)": ", ".join(v)} for c, v in lines.items()
-    ]
+        extended, from_zero = _raise_steps(runs[runs.run_id.isin(ids)], int(cap), len(trained) * seeds * len(wider))
+        rows.append(
+            {
+                "command": f"`{line}`",
+                "open cells (improving of censored at the cap)": ", ".join(
+                    f"{r.attention} ({r.improving} of {r.censored})" for r in g.itertuples()
+                ),
+                "member-steps: extended · from step 0": f"{extended:,} · {from_zero:,}",
+            }
+        )
     return [
         "## Still to run",
         "",
@@ -54,7 +70,9 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
         "same runs: the schedule does not depend on the cap). Where an open cell's best lr is an end of the point's "
         "lrs, the line goes one lr further that way for the whole point (its optimum may lie outside the grid); the "
         "new lr trains from step 0. The line with `--dry-run` and your scratch store says "
-        "which, and the member-steps at most, before anything trains. A finished line lands in `data/` in three "
+        "which, and the member-steps at most, before anything trains; the table counts them from `data/`'s runs "
+        "(`_raise_steps`: an extension steps only the members censored at the cap, a training from step 0 repeats "
+        "each earlier stop, a new lr or seed runs to the new cap). A finished line lands in `data/` in three "
         "steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with a comment saying why it ran, "
         '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
         "below, from `prune` on.",
