@@ -139,6 +139,12 @@ CRITERION_SWEEPS = (
     # 6,400): every member trained again from step 0 on this CPU, as the 6,400 end states stayed on the lent GPU;
     # two sweeps of this line on one core each shared its jobs through their claims
     f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 12800')} --attention all --n-heads 8",
+    # d_head 2's five to 25,600 (standard's one censored seed, 4 of tied_qk's 10 and 7 of tied_qkv's 10 still
+    # improving at 12,800): each member went on from its 12,800 end state in the scratch store; two sweeps of this
+    # line on one core each shared its jobs, and parts killed at a session's end went on from checkpoints and wrote
+    # no record
+    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 25600')}"
+    " --attention standard,stacked,bilinear,tied_qk,tied_qkv --d-head 2",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 and 8 only: nothing solves 16 or 32 pairs
 # early, so every member runs to the cap (about 6.5 hours of a 2-core CPU for 16 pairs, more for 32)
