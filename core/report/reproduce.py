@@ -71,8 +71,8 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
         "lrs, the line goes one lr further that way for the whole point (its optimum may lie outside the grid); the "
         "new lr trains from step 0. The line with `--dry-run` and your scratch store says "
         "which, and the member-steps at most, before anything trains; the table counts them from `data/`'s runs "
-        "(`_raise_steps`: an extension steps only the members censored at the cap, a training from step 0 repeats "
-        "each earlier stop, a new lr or seed runs to the new cap). A finished line lands in `data/` in three "
+        "(core/report/reproduce.py: an extension steps only the members censored at the cap, a training from step 0 "
+        "repeats each earlier stop, a new lr or seed runs to the new cap). A finished line lands in `data/` in three "
         "steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with a comment saying why it ran, "
         '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
         "below, from `prune` on.",
