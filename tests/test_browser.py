@@ -28,6 +28,9 @@ from browser import (
 )
 
 pytestmark = pytest.mark.browser
+# app.py's sidebar on every page: the router's navigation and the shared selection
+ROUTER_SIDEBAR = """(() => { const s = document.querySelector("[data-testid='stSidebar']");
+  return !!s && s.innerText.includes("Parameterizations") && s.innerText.includes("Loss curves"); })()"""
 
 
 def test_every_page_renders_in_a_real_browser(server):
@@ -48,6 +51,7 @@ def test_every_page_renders_in_a_real_browser(server):
                 page.wait_for_load_state("networkidle")
                 page.wait_for_timeout(1500)
                 page.screenshot(path=str(shots / f"{path or 'overview'}.png"))
+            page.wait_for_function(ROUTER_SIDEBAR, timeout=30_000)  # a loaded machine can draw it just after the run
             sidebar = page.locator("[data-testid='stSidebar']").inner_text()
             assert "Parameterizations" in sidebar and "Loss curves" in sidebar, f"{path}: no router sidebar"
             errors = page.locator("[data-testid='stException']")
