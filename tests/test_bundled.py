@@ -31,11 +31,9 @@ def _bundled(runs: pd.DataFrame) -> pd.DataFrame:
 
 def _command_jobs(command: str) -> list:
     """The jobs a documented sweep command plans, as the CLI plans them (its own parser and plan_jobs)."""
-    from core.cli import build_parser
-    from core.cli.sweep import plan_jobs
+    from core.cli.land import line_jobs
 
-    parser = build_parser()
-    return plan_jobs(parser.parse_args(command.removeprefix("python -m core ").split()), parser)
+    return line_jobs(command)
 
 
 def test_a_sweep_run_elsewhere_on_a_gpu_is_its_recipe_lines_sweep():

@@ -7,8 +7,8 @@ import sys
 import pytest
 from tiny import criterion_argv, criterion_sweep
 
-from core.cli import build_parser, main
-from core.cli.sweep import plan_jobs
+from core.cli import main
+from core.cli.land import line_jobs
 from core.experiments import recipe
 from core.results import runfile as rf
 from core.results import store as st
@@ -38,9 +38,7 @@ def documented(monkeypatch):
 
 
 def _ids(line: str) -> set[str]:
-    parser = build_parser()
-    jobs = plan_jobs(parser.parse_args(line.split()[3:]), parser)
-    return {rid for job in jobs for rid in job.run_ids().values()}
+    return {rid for job in line_jobs(line) for rid in job.run_ids().values()}
 
 
 def test_land_copies_the_lines_runs_and_records_only_and_never_overwrites(scratch, tmp_path, capsys):

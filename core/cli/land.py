@@ -2,15 +2,13 @@
 trained it into the store the pages read (core.experiments.landing), the step between a line's sweep and the
 after-sweeps commands (docs/reproduce.md)."""
 
-import shlex
 import sys
 from pathlib import Path
 
 from ..experiments import recipe
 from ..experiments.landing import LandingError, land
 from .flags import Parser, read_store, store_dir
-
-_PREFIX = ["python", "-m", "core", "sweep"]
+from .sweep import add_sweep, plan_jobs
 
 
 def add_land(sub):
@@ -30,9 +28,14 @@ def add_land(sub):
     p.set_defaults(func=cmd_land)
 
 
-def cmd_land(args, parser):
-    from .sweep import add_sweep, plan_jobs
+def line_jobs(command: str) -> list:
+    """The jobs a `python -m core sweep ...` command line plans (a recipe line's), as the CLI plans them."""
+    parser = Parser(prog="python -m core")
+    add_sweep(parser.add_subparsers(dest="command", parser_class=Parser))
+    return plan_jobs(parser.parse_args(command.removeprefix("python -m core ").split()), parser)
 
+
+def cmd_land(args, parser):
     if args.line not in recipe.CRITERION_SWEEPS:
         parser.error(
             f"line: not one of the {len(recipe.CRITERION_SWEEPS)} lines of CRITERION_SWEEPS in "
@@ -40,12 +43,7 @@ def cmd_land(args, parser):
         )
     if not Path(args.scratch, "runs").is_dir():
         parser.error(f"--from: no runs in {args.scratch!r}")
-    argv = shlex.split(args.line)
-    if argv[:4] != _PREFIX:
-        parser.error(f"line: must start with {' '.join(_PREFIX)!r}")
-    sweep_parser = Parser(prog="python -m core")  # the line's own flags, read as `python -m core sweep` reads them
-    add_sweep(sweep_parser.add_subparsers(dest="command", parser_class=Parser))
-    jobs = plan_jobs(sweep_parser.parse_args(argv[3:]), sweep_parser)
+    jobs = line_jobs(args.line)
     try:
         done = land(args.scratch, args.store, args.line, jobs, weights=args.weights)
     except LandingError as err:
