@@ -89,6 +89,31 @@ def test_the_open_cells_are_listed_with_every_command_of_their_point():
     assert cells.loc["stacked", "commands"] == ("all",) and "mqa" not in cells.loc["stacked", "trained"]
 
 
+def three_lrs() -> pd.DataFrame:
+    """CELLS at 1e-3, and two more lrs: standard fastest at 3e-3 (the middle), stacked's best staying at 1e-3 (the
+    lowest: nothing else solves), bilinear fastest at 1e-2 (the highest)."""
+    fast, never = [50] * 10, [None] * 10
+    more = {3e-3: {"standard": fast, "stacked": never, "bilinear": CELLS["bilinear"]}}
+    more[1e-2] = {"standard": never, "stacked": never, "bilinear": fast}
+    parts = [runs(CELLS)] + [
+        runs(c).assign(lr=lr, run_id=lambda d, lr=lr: d.run_id + f"@{lr:g}") for lr, c in more.items()
+    ]
+    df = pd.concat(parts, ignore_index=True).assign(val_loss_drop=0.0, val_acc_gain=0.0, command="grid")
+    return df.assign(stop_step=df.solve_step.fillna(df.steps))
+
+
+def test_a_cell_whose_best_lr_is_an_end_of_its_points_lrs_is_listed_with_its_point():
+    cells = endpoints.edge_cells(three_lrs()).set_index("attention")
+    assert list(cells.index) == ["stacked", "bilinear"]  # standard's best, 3e-3, is inside the grid
+    assert cells.loc["stacked", "lr"] == 1e-3 and cells.loc["bilinear", "lr"] == 1e-2
+    assert (cells.point_lrs == (1e-3, 3e-3, 1e-2)).all() and (cells.commands == ("grid",)).all()
+    assert (cells.trained == ("standard", "stacked", "bilinear")).all() and (cells.cap == 1000).all()
+    assert endpoints.open_cells(three_lrs()).empty  # an end of the grid is not an open cell
+    assert endpoints.edge_cells(
+        runs(CELLS).assign(command="grid")
+    ).empty  # one lr trained: no grid to sit at the end of
+
+
 def test_the_protocol_of_each_task_says_criterion_or_fixed_budget_and_the_seeds():
     crit = runs(CELLS)
     fixed = crit.assign(task="sort", until="steps", steps=800).iloc[:25]

@@ -79,5 +79,25 @@ def test_a_raises_member_steps_extend_the_censored_members_or_repeat_each_stop_f
     from core.report.reproduce import _raise_steps
 
     point = pd.DataFrame({"stop": ["cap", "solved", "pruned"], "stop_step": [100, 40, 20]})
-    assert _raise_steps(point, 100, members=4) == (100 + 200, 200 + 40 + 20 + 200)
-    assert _raise_steps(point, 100, members=3) == (100, 260)
+    assert _raise_steps(point, 100, 200, members=4) == (100 + 200, 200 + 40 + 20 + 200)
+    assert _raise_steps(point, 100, 200, members=3) == (100, 260)
+    # the grid only widens (the cap stays): where the point is stored, only the new lr's member trains
+    assert _raise_steps(point, 100, 100, members=4) == (100, 100 + 40 + 20 + 100)
+
+
+def test_a_closed_point_with_a_best_lr_at_an_end_of_its_grid_gets_a_line_at_its_cap_one_lr_further_each_way():
+    from test_endpoints import three_lrs
+
+    from core.experiments.recipe import CRITERION_SWEEPS
+    from core.report.reproduce import _still_to_run
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    text = "\n".join(_still_to_run(three_lrs().assign(command=line)))
+    widened = line.replace("--lr grid", "--lr 0.0003,0.001,0.003,0.01,0.03").replace("--steps 6400", "--steps 1000")
+    widened = widened.replace("--attention all", "--attention standard,stacked,bilinear").replace(
+        "--seeds 5", "--seeds 10"
+    )
+    assert "0 cells are open" in text and "2 cells have their best lr at an end" in text
+    row = next(r for r in text.splitlines() if widened in r)
+    # 3 parameterizations x 10 seeds x 2 new lrs, each to the cap; the stored 90 runs are skipped
+    assert "| stacked (0.001), bilinear (0.01) | 60,000 · " in row

@@ -176,15 +176,20 @@ def documented(command: str) -> str:
 
 
 def raised(commands, cap: int, attention=(), seeds: int | None = None, lrs=()) -> str:
-    """The line that raises an open point's cap: the latest recipe line (in run order) of the point's recorded
-    `commands`, at twice `cap`, for every parameterization trained there to `cap` (`attention`, written "all"
-    where it is every one; default the line's own) at its most seeds (`seeds`): a point is read at one cap, so
-    its closed cells go on too (a member that stopped before the old cap is stored again as it was), and a later
-    line may have trained only some of them (more seeds for a few). In the scratch store that trained the point
-    it extends each member from its saved end state; elsewhere it trains them from step 0 to the new cap, the
-    same runs (the schedule does not depend on the cap). `lrs`, where given, replace the line's (beyond_edges)."""
+    """The line that raises an open point's cap: rerun at twice `cap`. A point is read at one cap, so its closed
+    cells go on too (a member that stopped before the old cap is stored again as it was). In the scratch store that
+    trained the point it extends each member from its saved end state; elsewhere it trains them from step 0 to the
+    new cap, the same runs (the schedule does not depend on the cap)."""
+    return rerun(commands, 2 * cap, attention, seeds, lrs)
+
+
+def rerun(commands, steps: int, attention=(), seeds: int | None = None, lrs=()) -> str:
+    """The latest recipe line (in run order) of a point's recorded `commands`, at `steps`, for every
+    parameterization trained there (`attention`, written "all" where it is every one; default the line's own) at
+    its most seeds (`seeds`): a later line may have trained only some of them (more seeds for a few). `lrs`, where
+    given, replace the line's (beyond_edges); at the point's own cap only they train, the stored runs are skipped."""
     line = max((documented(c) for c in commands), key=lambda c: _ORDER.get(c, -1))
-    line = re.sub(r"--steps \d+", f"--steps {2 * cap}", line)
+    line = re.sub(r"--steps \d+", f"--steps {steps}", line)
     if attention:
         names = "all" if set(attention) == set(NAMES) else ",".join(attention)
         line = re.sub(r"--attention \S+", f"--attention {names}", line)
@@ -195,9 +200,9 @@ def raised(commands, cap: int, attention=(), seeds: int | None = None, lrs=()) -
 
 def beyond_edges(lrs, best) -> tuple[float, ...]:
     """A point's lrs (ascending) one step further out on the 1-3-10 ladder at each end that one of the `best`
-    lrs sits at (an open cell's best lr at an end of the grid: its optimum may lie outside it, so the raise
-    widens the grid for the whole point, as the bundled induction point did); `lrs` unchanged where none does or
-    only one lr was trained."""
+    lrs sits at (a cell's best lr at an end of the grid: its optimum may lie outside it, so the grid widens for
+    the whole point, as the bundled induction point's did); `lrs` unchanged where none does or only one lr was
+    trained."""
     lrs = tuple(sorted(lrs))
     if len(lrs) < 2:
         return lrs

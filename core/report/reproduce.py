@@ -29,32 +29,40 @@ def _compute(records: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _raise_steps(point: pd.DataFrame, cap: int, members: int) -> tuple[int, int]:
-    """The member-steps a point's raise to twice `cap` takes at most, for `members` members in all, counted from
-    its runs: extended from their end states (only the members censored at the cap go on), and trained from step
-    0 (each member that stopped before the cap stops where it did, the others run to the new cap); a member the
-    point lacks (a new lr or seed) trains from step 0 to the new cap in both."""
-    at_cap = point.stop == "cap"
-    fresh = max(0, members - len(point)) * 2 * cap
-    return int(at_cap.sum() * cap + fresh), int(at_cap.sum() * 2 * cap + point.stop_step[~at_cap].sum() + fresh)
+def _raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tuple[int, int]:
+    """The member-steps a point's line at `steps` (its cap, or twice it) takes at most, for `members` members in
+    all, counted from its runs: extended from their end states (only the members censored at the cap go on), and
+    trained from step 0 (each member that stopped before the cap stops where it did, the others run to `steps`); a
+    member the point lacks (a new lr or seed) trains from step 0 to `steps` in both."""
+    at_cap = int((point.stop == "cap").sum())
+    fresh = max(0, members - len(point)) * steps
+    return at_cap * (steps - cap) + fresh, at_cap * steps + int(point.stop_step[point.stop != "cap"].sum()) + fresh
 
 
 def _still_to_run(runs: pd.DataFrame) -> list[str]:
-    """The lines that would close what is open: each open cell's cap raised (endpoints.open_cells, one line per
-    point), then the points not yet trained to the criterion."""
-    cells = endpoints.open_cells(runs)
+    """The lines that would close what is open (endpoints.open_cells: the point's cap raised) and widen each grid
+    whose end holds a cell's best lr (endpoints.edge_cells: one lr further that way), one line per point, then the
+    points not yet trained to the criterion."""
+    opened, edges = endpoints.open_cells(runs), endpoints.edge_cells(runs)
+    cells = pd.concat([opened.assign(open=True), edges.assign(open=False)], ignore_index=True)
     rows = []
     keys = ["commands", "cap", "trained", "point_seeds", "point_lrs", "point_ids"]
     for (point, cap, trained, seeds, lrs, ids), g in cells.groupby(keys, sort=False):
         g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
-        wider = recipe.beyond_edges(lrs, set(g.lr))
-        line = recipe.raised(point, int(cap), trained, seeds, wider if wider != lrs else ())
-        extended, from_zero = _raise_steps(runs[runs.run_id.isin(ids)], int(cap), len(trained) * seeds * len(wider))
+        wider = recipe.beyond_edges(lrs, set(g.lr[~g.open]))
+        steps = 2 * int(cap) if g.open.any() else int(cap)
+        line = recipe.rerun(point, steps, trained, seeds, wider if wider != lrs else ())
+        extended, from_zero = _raise_steps(
+            runs[runs.run_id.isin(ids)], int(cap), steps, len(trained) * seeds * len(wider)
+        )
         rows.append(
             {
                 "command": f"`{line}`",
                 "open cells (improving of censored at the cap)": ", ".join(
-                    f"{r.attention} ({r.improving} of {r.censored})" for r in g.itertuples()
+                    f"{r.attention} ({r.improving} of {r.censored})" for r in g[g.open].itertuples()
+                ),
+                "best lr at an end of the grid": ", ".join(
+                    f"{r.attention} ({r.lr:g})" for r in g[~g.open].itertuples()
                 ),
                 "member-steps: extended · from step 0": f"{extended:,} · {from_zero:,}",
             }
@@ -62,18 +70,21 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
     return [
         "## Still to run",
         "",
-        f"{len(cells)} cells are open: more than a tenth of their censored seeds were still improving at the cap "
-        "(`core.analysis.endpoints.open_cells`), so the protocol raises their cap. Each line is the one that made "
-        "the point, at twice its cap, for every parameterization there (a point is read at one cap); in the "
+        f"{len(opened)} cells are open: more than a tenth of their censored seeds were still improving at the cap "
+        "(`core.analysis.endpoints.open_cells`), so the protocol raises their cap. "
+        f"{len(edges)} cells have their best lr at an end of their point's lrs (`core.analysis.endpoints.edge_cells`): "
+        "their optimum may lie outside the grid, so the protocol widens the grid one lr that way (the 1-3-10 ladder) "
+        "for the whole point. Each line is the one that made the point, for every parameterization there, at twice "
+        "its cap where a cell is open (a point is read at one cap) and at its cap where the grid only widens (only "
+        "the new lr trains; the stored runs are skipped and count towards the rule that stops a hopeless lr); in the "
         "scratch store that trained the point it extends each member from its saved end state (a member that "
         "stopped before the old cap is stored again as it was), elsewhere it trains them again from step 0 (the "
-        "same runs: the schedule does not depend on the cap). Where an open cell's best lr is an end of the point's "
-        "lrs, the line goes one lr further that way for the whole point (its optimum may lie outside the grid); the "
-        "new lr trains from step 0. The line with `--dry-run` and your scratch store says "
-        "which, and the member-steps at most, before anything trains; the table counts them from `data/`'s runs "
-        "(core/report/reproduce.py: an extension steps only the members censored at the cap, a training from step 0 "
-        "repeats each earlier stop, a new lr or seed runs to the new cap). A finished line lands in `data/` in three "
-        "steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with a comment saying why it ran, "
+        "same runs: the schedule does not depend on the cap); a new lr trains from step 0. The line with `--dry-run` "
+        "and your scratch store says which, and the member-steps at most, before anything trains; the table counts "
+        "them from `data/`'s runs (core/report/reproduce.py: an extension steps only the members censored at the "
+        "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap). A finished "
+        "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "
+        "a comment saying why it ran, "
         '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
         "below, from `prune` on.",
         "",
