@@ -283,3 +283,16 @@ def test_a_reloaded_run_reproduces_its_stored_test_loss_until_pruned(tmp_path):
     weights.drop_weights(tmp_path, [runs.run_id[0]])
     with pytest.raises(ValueError, match="keeps no model"):
         core.load_model(tmp_path, runs.run_id[0])
+
+
+def test_a_stores_size_counts_whole_blocks_and_leaves_out_its_caches_and_temporary_files(tmp_path):
+    from core.results.size import size
+
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.parquet").write_bytes(b"x" * 5000)  # two 4 KiB blocks
+    (tmp_path / "runs" / "b.parquet").write_bytes(b"x" * 10)  # one
+    (tmp_path / "runs" / ".b.parquet.123.tmp").write_bytes(b"x" * 10)  # a writer in flight
+    for cache in ("index", "claims", "scratch"):
+        (tmp_path / cache).mkdir()
+        (tmp_path / cache / "f").write_bytes(b"x" * 100)
+    assert size(tmp_path) == (5010, 3 * 4096)

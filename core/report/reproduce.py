@@ -7,6 +7,7 @@ import pandas as pd
 from ..analysis import endpoints, markdown
 from ..attention.registry import ATTENTION
 from ..experiments import recipe
+from ..results import size as sz
 from ..results import store as st
 from .common import HEADER
 
@@ -99,6 +100,17 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
     ]
 
 
+def _size_sentence(store: Path) -> str:
+    """What the store takes against its limit (core.results.size), as the rest of a sentence."""
+    files, disk = sz.size(store)
+    within = "within" if max(files, disk) < sz.LIMIT else "over the limit of"
+    return (
+        f", {files / 1e6:.2f} MB of files and {disk / 1e6:.2f} MB on disk in {sz.BLOCK // 1024} KiB blocks (its runs "
+        f"index, a cache a clone rebuilds, aside), {within} {sz.LIMIT / 1e6:.0f} MB on both (tests/test_bundled.py): "
+        "a run file fills a whole block however slim, so the number of runs decides what more fits."
+    )
+
+
 def reproduce(store: Path, command: str) -> str:
     """docs/reproduce.md: the commands behind the store, in order, each with the runs it stored and its compute."""
     runs = st.load_runs(store)
@@ -129,7 +141,8 @@ def reproduce(store: Path, command: str) -> str:
         "",
         HEADER.format(command=command),
         "",
-        f"`data/` holds {len(runs):,} runs. Run these from the repository root, in order; each resumes (a rerun "
+        f"`data/` holds {len(runs):,} runs{_size_sentence(store)} Run these from the repository root, in order; "
+        "each resumes (a rerun "
         "trains only what the store lacks). Every run file records its command, package versions, date and git "
         "commit (the sidebar shows them). Compute is what each sweep measured itself (`data/bench/sweep-*.parquet`) "
         "on the 2-core CPU machine it ran on; a sweep resumed across sessions has one record per part it finished, and "
