@@ -79,6 +79,27 @@ def test_an_unfinished_line_is_refused_in_one_line_with_nothing_written(scratch,
     assert "4 of 4 members are not stored" in err and not (tmp_path / "data").exists()
 
 
+def test_a_line_that_would_take_the_bundled_store_past_its_size_limit_is_refused_with_nothing_copied(
+    scratch, tmp_path, monkeypatch, capsys
+):
+    from core.results import size as sz
+
+    data, line = tmp_path / "data", _line(60, "1e-3,1e-2")
+    (data / "runs").mkdir(parents=True)
+    (data / "runs" / "held.parquet").write_bytes(b"x" * 5000)  # two blocks already on disk
+    monkeypatch.setattr("core.cli.land.BUNDLED", data)  # the store the app ships: its limit applies
+    monkeypatch.setattr(sz, "LIMIT", 5 * 4096)  # room for three blocks: the line's 4 runs and 1 record need more
+    with pytest.raises(SystemExit) as exit_:
+        main(["land", line, "--from", str(scratch), "--store", str(data), "--weights"])
+    err = capsys.readouterr().err.strip()
+    assert exit_.value.code == 1 and len(err.splitlines()) == 1
+    assert "its 5 run files and records would take" in err and "over its limit of 0.02048 MB" in err
+    assert [p.name for p in (data / "runs").iterdir()] == ["held.parquet"] and not (data / "bench").exists()
+    monkeypatch.setattr(sz, "LIMIT", 20 * 4096)  # room enough
+    assert main(["land", line, "--from", str(scratch), "--store", str(data)]) == 0
+    assert len(list((data / "runs").iterdir())) == 5
+
+
 @pytest.mark.parametrize(
     "argv, flag",
     [

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from ..experiments import recipe
 from ..experiments.landing import LandingError, land
+from ..results import size as sz
+from ..results.stores import BUNDLED
 from .flags import Parser, read_store, store_dir
 from .sweep import add_sweep, plan_jobs
 
@@ -45,7 +47,8 @@ def cmd_land(args, parser):
         parser.error(f"--from: no runs in {args.scratch!r}")
     jobs = line_jobs(args.line)
     try:
-        done = land(args.scratch, args.store, args.line, jobs, weights=args.weights)
+        limit = sz.LIMIT if Path(args.store).resolve() == BUNDLED.resolve() else None  # what the app ships
+        done = land(args.scratch, args.store, args.line, jobs, weights=args.weights, limit=limit)
     except LandingError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(1)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..results import runfile as rf
+from ..results import size as sz
 from .outlook import outlook
 from .recipe import scan_command
 from .run_job import Job
@@ -34,25 +35,40 @@ def unfinished(scratch, jobs: list[Job]) -> str | None:
     return f"{left} of {int(table.members.sum())} members are not stored in {scratch} yet (the line's --dry-run there)"
 
 
-def land(scratch, store, line: str, jobs: list[Job], weights: bool = False) -> Landed:
+def land(scratch, store, line: str, jobs: list[Job], weights: bool = False, limit: int | None = None) -> Landed:
     """Copy each member's run file of the finished line from `scratch` into `store`, and the records of the
     sweeps that ran the line (matched by their command, as core.experiments.recipe compares commands). With
     `weights`, each copied run's weights and whole model go too (a point whose weights the pages read:
-    `prune` then keeps only the ones they show)."""
+    `prune` then keeps only the ones they show). With `limit` (bytes on disk, core.results.size), a line whose
+    run files and records would take the store past it is refused before anything is copied."""
     why = unfinished(scratch, jobs)
     if why:
         raise LandingError(why)
     ids = [rid for job in jobs for rid in job.run_ids().values()]
     new = [rid for rid in ids if not rf.run_path(store, rid).exists()]
+    want = scan_command(line)
+    records = [p for p in sorted(Path(scratch, "bench").glob("sweep-*.parquet")) if _command(p) == want]
+    if limit is not None:
+        _check_room(store, [rf.run_path(scratch, rid) for rid in new] + records, limit)
     n_weights = 0
     for rid in new:  # weights first: a run exists once its run file does, so a kill leaves no run without them
         if weights:
             n_weights += sum(_copy(path(scratch, rid), path(store, rid)) for path in (rf.weights_path, rf.model_path))
         _copy(rf.run_path(scratch, rid), rf.run_path(store, rid))
-    want = scan_command(line)
-    records = [p for p in sorted(Path(scratch, "bench").glob("sweep-*.parquet")) if _command(p) == want]
     n_records = sum(_copy(p, Path(store, "bench", p.name)) for p in records)
     return Landed(len(new), len(ids) - len(new), n_records, n_weights)
+
+
+def _check_room(store, files: list[Path], limit: int) -> None:
+    """Raise LandingError where the store's disk (core.results.size) and these files' whole blocks pass `limit`.
+    Weights are not counted: prune keeps those the pages show, about as many as the store held."""
+    disk = sz.size(store)[1] if Path(store).is_dir() else 0
+    after = disk + sum(-(-p.stat().st_size // sz.BLOCK) * sz.BLOCK for p in files if p.exists())
+    if after > limit:
+        raise LandingError(
+            f"its {len(files)} run files and records would take {store} to {after / 1e6:.2f} MB on disk, over its "
+            f"limit of {limit / 1e6:g} MB (core.results.size; docs/reproduce.md says the room left): nothing copied"
+        )
 
 
 def _command(record: Path) -> str | None:
