@@ -9,9 +9,9 @@ import pytest
 from core.analysis import curves, findings
 from core.attention.registry import ATTENTION
 from core.experiments.recipe import CRITERION_SWEEPS, documented
+from core.results import size as sz
 from core.results import store as st
 from core.results import weights
-from core.results.size import BLOCK, LIMIT
 from core.training.config import LR_GRID
 from core.training.task_specs import TASK_SPECS
 from core.training.tasks import TASKS, chance_levels
@@ -179,8 +179,9 @@ def test_standard_at_its_best_lr_meets_the_criterion_on_every_task_and_seed():
 
 
 def test_bundled_data_is_small_enough_for_community_cloud():
-    files = [p.stat().st_size for p in DATA.rglob("*") if p.is_file()]  # the runs index too, where built
-    assert sum(files) < LIMIT and sum(-(-n // BLOCK) * BLOCK for n in files) < LIMIT  # on disk, in whole blocks
+    assert (
+        max(sz.size(DATA, caches=True)) < sz.LIMIT
+    )  # its files and on disk in whole blocks, the runs index too if built
     size = pd.Series({p.stem: p.stat().st_size for p in (DATA / "runs").glob("*.parquet")})
     steps = st.load_runs(DATA).set_index("run_id").steps
     assert sorted(size.index) == sorted(steps.index)

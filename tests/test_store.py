@@ -296,3 +296,4 @@ def test_a_stores_size_counts_whole_blocks_and_leaves_out_its_caches_and_tempora
         (tmp_path / cache).mkdir()
         (tmp_path / cache / "f").write_bytes(b"x" * 100)
     assert size(tmp_path) == (5010, 3 * 4096)
+    assert size(tmp_path, caches=True) == (5310, 6 * 4096)

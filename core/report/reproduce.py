@@ -105,9 +105,11 @@ def _size_sentence(store: Path) -> str:
     files, disk = sz.size(store)
     within = "within" if max(files, disk) < sz.LIMIT else "over the limit of"
     return (
-        f", {files / 1e6:.2f} MB of files and {disk / 1e6:.2f} MB on disk in {sz.BLOCK // 1024} KiB blocks (its runs "
-        f"index, a cache a clone rebuilds, aside), {within} {sz.LIMIT / 1e6:.0f} MB on both (tests/test_bundled.py): "
-        "a run file fills a whole block however slim, so the number of runs decides what more fits."
+        f", {files / 1e6:.2f} MB of files and {disk / 1e6:.2f} MB on disk in {sz.BLOCK // 1024} KiB blocks, {within} "
+        f"{sz.LIMIT / 1e6:.0f} MB on both (tests/test_bundled.py): a run file fills a whole block however slim, so the "
+        f"number of runs decides what more fits. That leaves {max(0, sz.LIMIT - disk) // sz.BLOCK:,} blocks, less "
+        "those of the runs index (a cache a clone rebuilds, left out of these numbers; the limit counts it), and "
+        "`land` refuses a line past it."
     )
 
 
