@@ -109,9 +109,8 @@ def test_a_cell_whose_best_lr_is_an_end_of_its_points_lrs_is_listed_with_its_poi
     assert (cells.point_lrs == (1e-3, 3e-3, 1e-2)).all() and (cells.commands == ("grid",)).all()
     assert (cells.trained == ("standard", "stacked", "bilinear")).all() and (cells.cap == 1000).all()
     assert endpoints.open_cells(three_lrs()).empty  # an end of the grid is not an open cell
-    assert endpoints.edge_cells(
-        runs(CELLS).assign(command="grid")
-    ).empty  # one lr trained: no grid to sit at the end of
+    one_lr = runs(CELLS).assign(command="grid")
+    assert endpoints.edge_cells(one_lr).empty  # no grid to sit at the end of
 
 
 def test_the_protocol_of_each_task_says_criterion_or_fixed_budget_and_the_seeds():
