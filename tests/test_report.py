@@ -100,4 +100,4 @@ def test_a_closed_point_with_a_best_lr_at_an_end_of_its_grid_gets_a_line_at_its_
     assert "0 cells are open" in text and "2 cells have their best lr at an end" in text
     row = next(r for r in text.splitlines() if widened in r)
     # 3 parameterizations x 10 seeds x 2 new lrs, each to the cap; the stored 90 runs are skipped
-    assert "| stacked (0.001), bilinear (0.01) | 60,000 · " in row
+    assert "| stacked (0.001), bilinear (0.01) | 60,000 · " in row and row.endswith(" | 60 |")  # run files added

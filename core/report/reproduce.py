@@ -53,9 +53,8 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
         wider = recipe.beyond_edges(lrs, set(g.lr[~g.open]))
         steps = 2 * int(cap) if g.open.any() else int(cap)
         line = recipe.rerun(point, steps, trained, seeds, wider if wider != lrs else ())
-        extended, from_zero = _raise_steps(
-            runs[runs.run_id.isin(ids)], int(cap), steps, len(trained) * seeds * len(wider)
-        )
+        members = len(trained) * seeds * len(wider)
+        extended, from_zero = _raise_steps(runs[runs.run_id.isin(ids)], int(cap), steps, members)
         rows.append(
             {
                 "command": f"`{line}`",
@@ -66,6 +65,7 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
                     f"{r.attention} ({r.lr:g})" for r in g[~g.open].itertuples()
                 ),
                 "member-steps: extended · from step 0": f"{extended:,} · {from_zero:,}",
+                "run files added": f"{max(0, members - len(ids)):,}",  # a raise replaces its runs one for one
             }
         )
     return [
@@ -83,7 +83,9 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
         "same runs: the schedule does not depend on the cap); a new lr trains from step 0. The line with `--dry-run` "
         "and your scratch store says which, and the member-steps at most, before anything trains; the table counts "
         "them from `data/`'s runs (core/report/reproduce.py: an extension steps only the members censored at the "
-        "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap). A finished "
+        "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap), and the run "
+        "files each adds to `data/` once landed (its new lrs' and seeds': a raised run replaces the shorter one), "
+        "each a 4 KiB block of the room the first paragraph gives. A finished "
         "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "
         "a comment saying why it ran, "
         '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
