@@ -8,6 +8,7 @@ import pytest
 
 from core.analysis import curves, findings
 from core.attention.registry import ATTENTION
+from core.cli.land import line_jobs
 from core.experiments.recipe import CRITERION_SWEEPS, documented
 from core.results import size as sz
 from core.results import store as st
@@ -30,13 +31,6 @@ def _bundled(runs: pd.DataFrame) -> pd.DataFrame:
     return runs[at_size & default & (runs.n_layers == 2)]
 
 
-def _command_jobs(command: str) -> list:
-    """The jobs a documented sweep command plans, as the CLI plans them (its own parser and plan_jobs)."""
-    from core.cli.land import line_jobs
-
-    return line_jobs(command)
-
-
 def test_a_sweep_run_elsewhere_on_a_gpu_is_its_recipe_lines_sweep():
     """--store, --device and --workers decide where runs train and are kept, not which runs: a run id holds none."""
     line = CRITERION_SWEEPS[-1]
@@ -47,13 +41,13 @@ def test_a_sweep_run_elsewhere_on_a_gpu_is_its_recipe_lines_sweep():
     assert documented(gpu) == line and documented(line) == line
     assert documented(re.sub(r"--seeds \d+", "--seeds 6", line)) not in CRITERION_SWEEPS
     here = gpu.replace(" --device cuda", "")  # parsed on a machine that may have no GPU
-    assert [j.run_ids() for j in _command_jobs(here)] == [j.run_ids() for j in _command_jobs(line)]
+    assert [j.run_ids() for j in line_jobs(here)] == [j.run_ids() for j in line_jobs(line)]
 
 
 def test_every_run_is_a_documented_criterion_commands_whole_job():
     runs = st.load_runs(DATA)
     assert (runs.until == "solved").all() and (runs.schedule == "constant").all()  # no fixed-budget run is left
-    planned = {frozenset(j.run_ids().values()): c for c in CRITERION_SWEEPS for j in _command_jobs(c)}
+    planned = {frozenset(j.run_ids().values()): c for c in CRITERION_SWEEPS for j in line_jobs(c)}
     present = [ids for ids in planned if ids & set(runs.run_id)]
     assert set(runs.run_id) == set().union(*present) and all(ids <= set(runs.run_id) for ids in present)
     recorded = {documented(p["command"]) for p in st.provenance_of(DATA)}

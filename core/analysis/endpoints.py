@@ -104,38 +104,48 @@ def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
     there to the same cap): the commands its runs came from, its parameterizations, its largest seed count, its
     lrs and its runs, so the line that made them can raise the cap (widening the lrs where the best one is an end
     of them). Empty where none is open."""
-    return _cells(runs, lambda row: is_open(pd.Series(row)))
+    return _flagged(cells(runs), "open")
 
 
 def edge_cells(runs: pd.DataFrame) -> pd.DataFrame:
     """Every cell of the criterion runs (as open_cells reads them, with the same columns) whose best lr is an end of
     its point's lrs, where the point trained more than one: its optimum may lie outside the grid, so the protocol
     widens the point's lrs that way (recipe.beyond_edges). Empty where none is."""
-    return _cells(runs, _at_an_end)
+    return _flagged(cells(runs), "at_an_end")
+
+
+FLAGS = ["open", "at_an_end"]
+
+
+def cells(runs: pd.DataFrame) -> pd.DataFrame:
+    """Every cell of the criterion runs (each task and size at its longest cap, at its best lr) with its point, as
+    open_cells gives them, and FLAGS: open (is_open) and at_an_end (_at_an_end). One pass for both lists."""
+    longest = findings.at_longest(criterion_runs(runs))
+    best = findings.at_best_lr(longest)
+    keys = ["task", *[c for c in findings.SIZE if c in best.columns]]
+    points, rows = {}, []
+    for cell, g in best.groupby([*keys, "attention"], sort=False):
+        row = dict(zip([*keys, "attention"], cell)) | {"cap": int(g.steps.max()), "seeds": len(g), "lr": g.lr.iloc[0]}
+        at = tuple((k, v) for k, v in zip(keys, cell) if k != "n_kv_heads")  # mqa and gqa train beside the others
+        if (at, row["cap"]) not in points:  # a point's cells share it
+            here = (longest[[k for k, _ in at]] == pd.Series(dict(at))).all(axis=1) & (longest.steps == row["cap"])
+            points[at, row["cap"]] = _point(longest[here])
+        row |= censored_improving(g) | points[at, row["cap"]]
+        rows.append(row | {"open": is_open(pd.Series(row)), "at_an_end": _at_an_end(row)})
+    cols = [*keys, "attention", "cap", "seeds", "lr", "censored", "improving"]
+    cols += ["commands", "trained", "point_seeds", "point_lrs", "point_ids", *FLAGS]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _flagged(table: pd.DataFrame, flag: str) -> pd.DataFrame:
+    """The rows of cells() whose `flag` holds, without the flags."""
+    return table[table[flag].astype(bool)].drop(columns=FLAGS).reset_index(drop=True)
 
 
 def _at_an_end(row: dict) -> bool:
     """The cell's best lr is the lowest or the highest of its point's lrs (of more than one)."""
     lrs = row["point_lrs"]
     return len(lrs) > 1 and row["lr"] in (lrs[0], lrs[-1])
-
-
-def _cells(runs: pd.DataFrame, keep) -> pd.DataFrame:
-    """The cells (each task and size at its longest cap, at its best lr) whose row `keep` holds, with their point."""
-    longest = findings.at_longest(criterion_runs(runs))
-    best = findings.at_best_lr(longest)
-    keys = ["task", *[c for c in findings.SIZE if c in best.columns]]
-    rows = []
-    for cell, g in best.groupby([*keys, "attention"], sort=False):
-        row = dict(zip([*keys, "attention"], cell)) | {"cap": int(g.steps.max()), "seeds": len(g), "lr": g.lr.iloc[0]}
-        at = {k: v for k, v in zip(keys, cell) if k != "n_kv_heads"}  # mqa and gqa train beside the others
-        row |= censored_improving(g)
-        row |= _point(longest[(longest[list(at)] == pd.Series(at)).all(axis=1) & (longest.steps == row["cap"])])
-        if keep(row):
-            rows.append(row)
-    cols = [*keys, "attention", "cap", "seeds", "lr", "censored", "improving"]
-    cols += ["commands", "trained", "point_seeds", "point_lrs", "point_ids"]
-    return pd.DataFrame(rows, columns=cols)
 
 
 def _point(point: pd.DataFrame) -> dict:

@@ -63,7 +63,7 @@ def _check_room(store, files: list[Path], limit: int) -> None:
     """Raise LandingError where the store's disk (core.results.size) and these files' whole blocks pass `limit`.
     Weights are not counted: prune keeps those the pages show, about as many as the store held."""
     disk = sz.size(store, caches=True)[1] if Path(store).is_dir() else 0  # as tests/test_bundled.py counts it
-    after = disk + sum(-(-p.stat().st_size // sz.BLOCK) * sz.BLOCK for p in files if p.exists())
+    after = disk + sum(sz.on_disk(p.stat().st_size) for p in files if p.exists())
     if after > limit:
         raise LandingError(
             f"its {len(files)} run files and records would take {store} to {after / 1e6:.2f} MB on disk, over its "

@@ -44,13 +44,14 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
     """The lines that would close what is open (endpoints.open_cells: the point's cap raised) and widen each grid
     whose end holds a cell's best lr (endpoints.edge_cells: one lr further that way), one line per point, then the
     points not yet trained to the criterion."""
-    opened, edges = endpoints.open_cells(runs), endpoints.edge_cells(runs)
-    cells = pd.concat([opened.assign(open=True), edges.assign(open=False)], ignore_index=True)
+    every = endpoints.cells(runs)
+    n_open, n_edge = int(every.open.sum()), int(every.at_an_end.sum())
+    cells = every[every.open | every.at_an_end].sort_values("open", ascending=False, kind="stable")  # raises first
     rows = []
     keys = ["commands", "cap", "trained", "point_seeds", "point_lrs", "point_ids"]
     for (point, cap, trained, seeds, lrs, ids), g in cells.groupby(keys, sort=False):
         g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
-        wider = recipe.beyond_edges(lrs, set(g.lr[~g.open]))
+        wider = recipe.beyond_edges(lrs, set(g.lr[g.at_an_end]))
         steps = 2 * int(cap) if g.open.any() else int(cap)
         line = recipe.rerun(point, steps, trained, seeds, wider if wider != lrs else ())
         members = len(trained) * seeds * len(wider)
@@ -62,7 +63,7 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
                     f"{r.attention} ({r.improving} of {r.censored})" for r in g[g.open].itertuples()
                 ),
                 "best lr at an end of the grid": ", ".join(
-                    f"{r.attention} ({r.lr:g})" for r in g[~g.open].itertuples()
+                    f"{r.attention} ({r.lr:g})" for r in g[g.at_an_end].itertuples()
                 ),
                 "member-steps: extended · from step 0": f"{extended:,} · {from_zero:,}",
                 "run files added": f"{max(0, members - len(ids)):,}",  # a raise replaces its runs one for one
@@ -71,9 +72,9 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
     return [
         "## Still to run",
         "",
-        f"{len(opened)} cells are open: more than a tenth of their censored seeds were still improving at the cap "
+        f"{n_open} cells are open: more than a tenth of their censored seeds were still improving at the cap "
         "(`core.analysis.endpoints.open_cells`), so the protocol raises their cap. "
-        f"{len(edges)} cells have their best lr at an end of their point's lrs (`core.analysis.endpoints.edge_cells`): "
+        f"{n_edge} cells have their best lr at an end of their point's lrs (`core.analysis.endpoints.edge_cells`): "
         "their optimum may lie outside the grid, so the protocol widens the grid one lr that way (the 1-3-10 ladder) "
         "for the whole point. Each line is the one that made the point, for every parameterization there, at twice "
         "its cap where a cell is open (a point is read at one cap) and at its cap where the grid only widens (only "

@@ -12,6 +12,11 @@ BLOCK = 4096  # the disk block a file's last bytes still fill
 CACHES = ("index", "claims", "scratch")  # git-ignored working files, which a clone rebuilds or never has
 
 
+def on_disk(n: int) -> int:
+    """The bytes a file of n bytes takes on disk: whole BLOCKs."""
+    return -(-n // BLOCK) * BLOCK
+
+
 def size(store, caches: bool = False) -> tuple[int, int]:
     """(bytes of its files, bytes on disk in whole BLOCKs) of a store, its temporary files left out and its CACHES
     too unless `caches`: the limit counts them where they are (an app that reads data/ builds its index there)."""
@@ -21,4 +26,4 @@ def size(store, caches: bool = False) -> tuple[int, int]:
         for p in root.rglob("*")
         if p.is_file() and not p.name.startswith(".") and (caches or p.relative_to(root).parts[0] not in CACHES)
     ]
-    return sum(files), sum(-(-n // BLOCK) * BLOCK for n in files)
+    return sum(files), sum(map(on_disk, files))
