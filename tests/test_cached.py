@@ -18,7 +18,10 @@ def test_a_settled_store_keys_on_its_folders_mtimes_alone(tmp_path):
     (tmp_path / "runs").mkdir()
     past = 1_700_000_000 * 10**9
     _set_mtime(tmp_path / "runs", past)
-    assert cached.fingerprint(tmp_path) == (past, 0, 0, 0) == cached.fingerprint(tmp_path)
+    assert cached.fingerprint(tmp_path) == (past, 0, 0, 0, 0) == cached.fingerprint(tmp_path)
+    (tmp_path / "packs").mkdir()  # a pack written or rewritten (land, prune) is a new key
+    _set_mtime(tmp_path / "packs", past + 1)
+    assert cached.fingerprint(tmp_path) == (past, past + 1, 0, 0, 0)
 
 
 def test_a_burst_of_writes_within_one_tick_still_gets_a_new_key_once_it_settles(tmp_path, monkeypatch):
@@ -33,7 +36,7 @@ def test_a_burst_of_writes_within_one_tick_still_gets_a_new_key_once_it_settles(
     _set_mtime(runs, tick)
     assert cached.fingerprint(tmp_path) == mid_burst  # within the second: the read may be reused ...
     clock["now"] = tick + 1_500_000_000  # a second on, no write can still land in that tick:
-    assert cached.fingerprint(tmp_path) == (tick, 0, 0, 0) != mid_burst  # a key no mid-burst read had
+    assert cached.fingerprint(tmp_path) == (tick, 0, 0, 0, 0) != mid_burst  # a key no mid-burst read had
 
 
 def _loaders():

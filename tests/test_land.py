@@ -1,6 +1,6 @@
 """`python -m core land`: a finished recipe line's runs and sweep records go from the scratch store that trained
-it into data/, exactly the members the line plans and only its own records; nothing data/ holds is
-overwritten; an unfinished or undocumented line is refused in one line with nothing written."""
+it into data/ (the runs as one pack), exactly the members the line plans and only its own records; nothing data/
+holds is overwritten; an unfinished or undocumented line is refused in one line with nothing written."""
 
 import sys
 
@@ -10,6 +10,7 @@ from tiny import criterion_argv, criterion_sweep
 from core.cli import main
 from core.cli.land import line_jobs
 from core.experiments import recipe
+from core.results import packs
 from core.results import runfile as rf
 from core.results import store as st
 
@@ -48,13 +49,15 @@ def test_land_copies_the_lines_runs_and_records_only_and_never_overwrites(scratc
     rf.run_path(data, held).parent.mkdir(parents=True)
     rf.run_path(data, held).write_bytes(b"held")  # a file data/ holds stays as it is, whatever it holds
     assert main(["land", line, "--from", str(scratch), "--store", str(data)]) == 0
-    assert f"copied {len(ids) - 1} runs into {data} (1 held there already" in capsys.readouterr().out
-    assert {p.stem for p in (data / "runs").glob("*.parquet")} == ids and len(ids) == 4
+    assert f"copied {len(ids) - 1} runs into {data} as one pack (1 held there already" in capsys.readouterr().out
+    assert set(packs.packed(data)) == ids - {held} and len(ids) == 4 and len(packs.pack_paths(data)) == 1
+    assert [p.name for p in (data / "runs").iterdir()] == [f"{held}.parquet"]
     assert rf.run_path(data, held).read_bytes() == b"held"
     assert [p.name for p in (data / "bench").iterdir()] == ["sweep-a.parquet"]  # not the other line's record
     assert not (data / "weights").exists()  # run files only, unless --weights
-    for rid in ids - {held}:
-        assert rf.run_path(data, rid).read_bytes() == rf.run_path(scratch, rid).read_bytes()
+    assert packs.unpack(data, tmp_path / "back", ids - {held}) == 3
+    for rid in ids - {held}:  # each packed run is its scratch file, byte for byte, once written out again
+        assert rf.run_path(tmp_path / "back", rid).read_bytes() == rf.run_path(scratch, rid).read_bytes()
     assert main(["land", line, "--from", str(scratch), "--store", str(data)]) == 0  # twice: nothing new
     assert "copied 0 runs" in capsys.readouterr().out and len(list((data / "bench").iterdir())) == 1
 
@@ -88,16 +91,17 @@ def test_a_line_that_would_take_the_bundled_store_past_its_size_limit_is_refused
     (data / "runs").mkdir(parents=True)
     (data / "runs" / "held.parquet").write_bytes(b"x" * 5000)  # two blocks already on disk
     monkeypatch.setattr("core.cli.land.BUNDLED", data)  # the store the app ships: its limit applies
-    monkeypatch.setattr(sz, "LIMIT", 5 * 4096)  # room for three blocks: the line's 4 runs and 1 record need more
+    monkeypatch.setattr(sz, "LIMIT", 3 * 4096)  # room for one block: the line's pack and its record need two
     with pytest.raises(SystemExit) as exit_:
         main(["land", line, "--from", str(scratch), "--store", str(data), "--weights"])
     err = capsys.readouterr().err.strip()
     assert exit_.value.code == 1 and len(err.splitlines()) == 1
-    assert "its 5 run files and records would take" in err and "over its limit of 0.02048 MB" in err
+    assert "its pack of" in err and "and 1 records would take" in err and "over its limit of 0.012288 MB" in err
     assert [p.name for p in (data / "runs").iterdir()] == ["held.parquet"] and not (data / "bench").exists()
+    assert not (data / "packs").exists() and not (data / "weights").exists()
     monkeypatch.setattr(sz, "LIMIT", 20 * 4096)  # room enough
     assert main(["land", line, "--from", str(scratch), "--store", str(data)]) == 0
-    assert len(list((data / "runs").iterdir())) == 5
+    assert [p.name for p in (data / "runs").iterdir()] == ["held.parquet"] and len(packs.packed(data)) == 4
 
 
 @pytest.mark.parametrize(

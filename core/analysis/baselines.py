@@ -27,8 +27,8 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from ..results import packs, weights
 from ..results import store as st
-from ..results import weights
 from ..training.config import ModelConfig
 from ..training.tasks import TASKS, chance_levels
 from ..training.train import init_model
@@ -129,7 +129,12 @@ def write_all(store) -> dict[str, int] | None:
     runs = st.load_runs(store)
     if runs.empty:
         return None
-    configs = {rid: ModelConfig.from_dict(st.read_meta(st.run_path(store, rid))["model"]) for rid in runs.run_id}
+    wanted = set(runs.run_id)
+    configs = {
+        rid: ModelConfig.from_dict(meta["model"])
+        for rid, meta, _ in sorted(packs.all_metas(store), key=lambda r: r[0])
+        if rid in wanted and not isinstance(meta, Exception)
+    }
     st.write_named(store, "analysis", "init", init_metrics(runs, configs))
     st.write_named(store, "analysis", "random", random_metrics(list(configs.values())))
     pretrained = st.load_named(store, "pretrained")

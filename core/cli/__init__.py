@@ -1,9 +1,9 @@
 """The command line, `python -m core` (or `attention-lab`): one module per command group, on top of every package.
 
 flags (the flag types: one-line errors naming the field and its allowed values), sweep (`sweep`: its flags, the
-jobs they plan, the run and its report), store (`summary`, `export`, `prune`, `index`, `report`), bench (`bench`),
-analysis (`baselines`, `pretrained`), land (`land`). The packages below expose functions only; this package may
-import any of them, and none of them imports it.
+jobs they plan, the run and its report), store (`summary`, `export`, `prune`, `index`, `pack`, `report`), bench
+(`bench`), analysis (`baselines`, `pretrained`), land (`land`). The packages below expose functions only; this
+package may import any of them, and none of them imports it.
 """
 
 import sys
@@ -12,7 +12,7 @@ from pathlib import Path
 from ..analysis.blas import one_blas_thread
 from ..results import store as st
 from .flags import Parser
-from .store import add_export, add_index, add_prune, add_report, add_summary
+from .store import add_export, add_index, add_pack, add_prune, add_report, add_summary
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
@@ -29,6 +29,7 @@ def build_parser() -> Parser:
     add_prune(sub)
     add_export(sub)
     add_index(sub)
+    add_pack(sub)
     add_report(sub)
     from .land import add_land
 
@@ -65,7 +66,7 @@ def main(argv=None) -> int:
 
 
 # commands that write into --store (a sweep removes its store's leftovers itself: sweep.run does it first)
-WRITERS = {"baselines", "pretrained", "bench", "prune", "index", "land"}
+WRITERS = {"baselines", "pretrained", "bench", "prune", "index", "pack", "land"}
 
 
 if __name__ == "__main__":

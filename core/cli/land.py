@@ -8,6 +8,7 @@ from pathlib import Path
 from ..experiments import recipe
 from ..experiments.landing import LandingError, land
 from ..results import size as sz
+from ..results.packs import holds_runs
 from ..results.stores import BUNDLED
 from .flags import Parser, read_store, store_dir
 from .sweep import add_sweep, plan_jobs
@@ -43,7 +44,7 @@ def cmd_land(args, parser):
             f"line: not one of the {len(recipe.CRITERION_SWEEPS)} lines of CRITERION_SWEEPS in "
             "core/experiments/recipe.py; add it there first, with a comment saying why it runs"
         )
-    if not Path(args.scratch, "runs").is_dir():
+    if not holds_runs(args.scratch):
         parser.error(f"--from: no runs in {args.scratch!r}")
     jobs = line_jobs(args.line)
     try:
@@ -53,7 +54,8 @@ def cmd_land(args, parser):
         print(f"error: {err}", file=sys.stderr)
         sys.exit(1)
     print(
-        f"copied {done.runs} runs into {args.store} ({done.held} held there already, left as they were), "
+        f"copied {done.runs} runs into {args.store} as one pack ({done.held} held there already, left as they "
+        "were), "
         f"{done.records} sweep records"
         + (f", {done.weights} weights and model files" if args.weights else "")
         + "; next: the after-sweeps commands of docs/reproduce.md, from prune --superseded on"

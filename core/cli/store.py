@@ -196,11 +196,30 @@ def add_index(sub):
     p.set_defaults(func=cmd_index)
 
 
+def add_pack(sub):
+    p = sub.add_parser(
+        "pack", help="move a store's loose run files into one pack (data/ keeps its runs so: core.results.packs)"
+    )
+    add_store(p)
+    p.set_defaults(func=cmd_pack)
+
+
+def cmd_pack(args, parser):
+    from ..results import index, packs
+
+    if not packs.holds_runs(args.store):
+        parser.error(f"--store: no runs in {args.store!r}")
+    n, path = packs.pack(args.store)
+    where = f"into {Path(path).relative_to(args.store)}" if path else "(no loose run files)"
+    print(f"packed {n} run files {where}; indexed {index.compact(args.store, rebuild=True)} runs")
+
+
 def cmd_index(args, parser):
     from ..results import index
+    from ..results.packs import holds_runs
     from ..results.runfile import slim
 
-    if not Path(args.store, "runs").is_dir():
+    if not holds_runs(args.store):
         parser.error(f"--store: no runs in {args.store!r}")
     if args.slim:
         kinds = ("runs", "analysis", "bench", "pretrained")

@@ -24,14 +24,14 @@ MAX_ENTRIES = 16
 
 
 def fingerprint(store) -> tuple:
-    """Changes whenever a run, bench, pretrained or analysis file is added, replaced or removed: the cache key.
-    Every write renames a file into its folder, which sets the folder's mtime, so four stats cover any
+    """Changes whenever a run, pack, bench, pretrained or analysis file is added, replaced or removed: the cache key.
+    Every write renames a file into its folder, which sets the folder's mtime, so five stats cover any
     store size (globbing 10,000 runs on every call would not). A timestamp is coarse (a kernel tick), so
     a burst of writes, an ensemble's runs, can leave one mtime on several states: while a folder was
     written within the last second the key also carries the second, so a read taken mid-burst is cached
     for at most a second, and the key after the burst has settled is new."""
     out = []
-    for sub in ("runs", "bench", "pretrained", "analysis"):
+    for sub in ("runs", "packs", "bench", "pretrained", "analysis"):
         try:
             out.append((Path(store) / sub).stat().st_mtime_ns)
         except OSError:
@@ -127,9 +127,12 @@ def named(store: str, kind: str, fp: tuple) -> pd.DataFrame:
 
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)
 def unreadable(store: str, fp: tuple) -> list[str]:
-    """runs/<id>.parquet names (relative to the store) of run files that load_runs left out, with the reason."""
+    """runs/<id>.parquet names (relative to the store; a packed run's: its id in packs/) of the runs that load_runs
+    left out, with the reason."""
     missing = sorted(index.run_names(store) - set(runs(store, fp).get("run_id", [])))
-    return [f"runs/{rid}.parquet: {st_store.run_problem(store, rid) or 'changed while read'}" for rid in missing]
+    loose = {rid for rid in missing if st_store.run_path(store, rid).exists()}
+    name = {rid: f"runs/{rid}.parquet" if rid in loose else f"{rid} in packs/" for rid in missing}
+    return [f"{name[rid]}: {st_store.run_problem(store, rid) or 'changed while read'}" for rid in missing]
 
 
 @st.cache_data(max_entries=MAX_ENTRIES, show_spinner=False)

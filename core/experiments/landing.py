@@ -1,14 +1,17 @@
 """Landing a recipe line: a line trained in a scratch store (docs/reproduce.md) has its runs and its sweeps'
-records copied into data/. A run id is the hash of its configs, so the copied files are the ones the line
-would have written with `--store data`; a file data/ already holds is the same run (or record) and stays as it
-is, so landing never overwrites, and landing a line twice copies nothing the second time."""
+records copied into data/, the runs as one pack (core.results.packs). A run id is the hash of its configs, so
+the copied runs are the ones the line would have written with `--store data`; a run data/ already holds is the
+same run (or record) and stays as it is, so landing never overwrites, and landing a line twice copies nothing
+the second time."""
 
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..results import packs
 from ..results import runfile as rf
 from ..results import size as sz
+from ..results import store as st
 from .outlook import outlook
 from .recipe import scan_command
 from .run_job import Job
@@ -20,8 +23,8 @@ class LandingError(ValueError):
 
 @dataclass(frozen=True)
 class Landed:
-    runs: int  # run files copied
-    held: int  # run files the store held already, left as they were
+    runs: int  # runs copied (into one new pack)
+    held: int  # runs the store held already, left as they were
     records: int  # sweep records copied (bench/sweep-*.parquet)
     weights: int  # weights and whole-model files copied (with weights=True)
 
@@ -36,38 +39,43 @@ def unfinished(scratch, jobs: list[Job]) -> str | None:
 
 
 def land(scratch, store, line: str, jobs: list[Job], weights: bool = False, limit: int | None = None) -> Landed:
-    """Copy each member's run file of the finished line from `scratch` into `store`, and the records of the
-    sweeps that ran the line (matched by their command, as core.experiments.recipe compares commands). With
+    """Copy each member's run of the finished line from `scratch` into `store` as one new pack, and the records of
+    the sweeps that ran the line (matched by their command, as core.experiments.recipe compares commands). With
     `weights`, each copied run's weights and whole model go too (a point whose weights the pages read:
     `prune` then keeps only the ones they show). With `limit` (bytes on disk, core.results.size), a line whose
-    run files and records would take the store past it is refused before anything is copied."""
+    pack and records would take the store past it is refused before anything is copied."""
     why = unfinished(scratch, jobs)
     if why:
         raise LandingError(why)
     ids = [rid for job in jobs for rid in job.run_ids().values()]
-    new = [rid for rid in ids if not rf.run_path(store, rid).exists()]
+    new = [rid for rid in ids if not st.has_run(store, rid)]
     want = scan_command(line)
     records = [p for p in sorted(Path(scratch, "bench").glob("sweep-*.parquet")) if _command(p) == want]
+    table = packs.build([rf.run_path(scratch, rid) for rid in new]) if new else None
+    data = packs.encode(table) if new else b""
     if limit is not None:
-        _check_room(store, [rf.run_path(scratch, rid) for rid in new] + records, limit)
+        _check_room(store, len(data), records, limit)
     n_weights = 0
-    for rid in new:  # weights first: a run exists once its run file does, so a kill leaves no run without them
+    for rid in new:  # weights first: a run exists once its pack does, so a kill leaves no run without them
         if weights:
             n_weights += sum(_copy(path(scratch, rid), path(store, rid)) for path in (rf.weights_path, rf.model_path))
-        _copy(rf.run_path(scratch, rid), rf.run_path(store, rid))
+    if new:
+        packs.write(store, table, data)
     n_records = sum(_copy(p, Path(store, "bench", p.name)) for p in records)
     return Landed(len(new), len(ids) - len(new), n_records, n_weights)
 
 
-def _check_room(store, files: list[Path], limit: int) -> None:
-    """Raise LandingError where the store's disk (core.results.size) and these files' whole blocks pass `limit`.
-    Weights are not counted: prune keeps those the pages show, about as many as the store held."""
+def _check_room(store, pack: int, records: list[Path], limit: int) -> None:
+    """Raise LandingError where the store's disk (core.results.size), the new pack's `pack` bytes and the records
+    in whole blocks pass `limit`. Weights are not counted: prune keeps those the pages show, about as many as the
+    store held."""
     disk = sz.size(store, caches=True)[1] if Path(store).is_dir() else 0  # as tests/test_bundled.py counts it
-    after = disk + sum(sz.on_disk(p.stat().st_size) for p in files if p.exists())
+    after = disk + sz.on_disk(pack) + sum(sz.on_disk(p.stat().st_size) for p in records if p.exists())
     if after > limit:
         raise LandingError(
-            f"its {len(files)} run files and records would take {store} to {after / 1e6:.2f} MB on disk, over its "
-            f"limit of {limit / 1e6:g} MB (core.results.size; docs/reproduce.md says the room left): nothing copied"
+            f"its pack of {pack / 1e3:.0f} kB and {len(records)} records would take {store} to {after / 1e6:.2f} MB "
+            f"on disk, over its limit of {limit / 1e6:g} MB (core.results.size; docs/reproduce.md says the room "
+            "left): nothing copied"
         )
 
 

@@ -222,7 +222,7 @@ def _settled(store, job: Job, training: list[Member]) -> list[tuple[float, int |
         if m in training:
             continue
         try:
-            meta = st.read_run_meta(st.run_path(store, rid))
+            meta = st.run_meta(store, rid)
         except (OSError, ValueError):
             continue
         solve = (meta.get("final") or {}).get("solve_step")

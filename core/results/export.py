@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..training.config import stable_hash
-from . import index
+from . import packs
 from . import runfile as rf
 from .store import load_metrics
 
@@ -38,12 +38,9 @@ def runs_table(store) -> pd.DataFrame:
     """One row per readable run: run_id, cell, cell_label, seed, status, every config field, final metric and
     parameter count, and when and by what command it was made. attrs["skipped"]: the unreadable ones left out."""
     rows, skipped = [], 0
-    for rid in sorted(index.listing(store)):
-        path = rf.run_path(store, rid)
-        try:
-            meta = rf.read_run_meta(path)
-        except Exception as err:  # noqa: BLE001 - unreadable runs are left out, with a warning, as every reader does
-            warnings.warn(f"skipping {path}: not a readable attention-lab run ({rf.reason(err)})", stacklevel=2)
+    for rid, meta, where in sorted(packs.all_metas(store), key=lambda r: r[0]):
+        if isinstance(meta, Exception):  # left out, with a warning, as every reader does
+            warnings.warn(f"skipping {where}: not a readable attention-lab run ({rf.reason(meta)})", stacklevel=2)
             skipped += 1
             continue
         configs = {"model": meta["model"], "task": meta["task"], "train": meta["train"]}

@@ -1,10 +1,11 @@
 """The runs index: STORE/index/*.parquet, one row per run (load_runs' columns), so reading a 10,000-run
 store's table opens a few files, not 10,000.
 
-The index is a cache; the run files stay the truth. Each row carries the size and mtime of the run file
-it was read from, and a row counts only while its file still has them: a run written, rewritten or
-deleted since is read from its own file (and a file that is not a readable run is skipped with a
-warning, as before). So a store with a stale, partial, corrupt or no index reads the same, only slower.
+The index is a cache; the run files and packs (core.results.packs) stay the truth. Each row carries the size and
+mtime of the file it was read from (a packed run's: its pack's), and a row counts only while that file still has
+them: a run written, rewritten, packed or deleted since is read from its own file (and one that is not a readable
+run is skipped with a warning, as before). So a store with a stale, partial, corrupt or no index reads the same,
+only slower.
 
 Writers never rewrite a segment: each stored job appends one (a new file, written atomically), and
 `compact` merges segments into one, writing the merged file before deleting the ones it read, so a
@@ -20,15 +21,22 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import packs, schema
 from . import runfile as rf
-from . import schema
 
 STAT = ["file_size", "file_mtime_ns"]  # the run file a row was read from
 _counter = itertools.count()
 
 
 def listing(store) -> dict[str, tuple[int, int]]:
-    """{run_id: (size, mtime_ns)} of every run file (temporary files of writers in flight excluded)."""
+    """{run_id: (size, mtime_ns)} of every run: of its loose file (temporary files of writers in flight excluded),
+    else of its pack."""
+    out = {rid: (size, mtime) for rid, (_, size, mtime) in packs.packed(store).items()}
+    out.update(_loose(store))
+    return out
+
+
+def _loose(store) -> dict[str, tuple[int, int]]:
     folder = Path(store) / "runs"
     if not folder.is_dir():
         return {}
@@ -48,12 +56,13 @@ def listing(store) -> dict[str, tuple[int, int]]:
 
 
 def run_names(store) -> set[str]:
-    """Every run id with an entry in runs/, readable or not (listing() leaves out those it cannot stat)."""
-    folder = Path(store) / "runs"
+    """Every run id with an entry in runs/ or a readable pack, readable or not (listing() leaves out the files it
+    cannot stat)."""
+    folder, names = Path(store) / "runs", set(packs.packed(store))
     if not folder.is_dir():
-        return set()
+        return names
     with os.scandir(folder) as entries:
-        return {e.name[: -len(".parquet")] for e in entries if e.name.endswith(".parquet") and e.name[0] != "."}
+        return names | {e.name[: -len(".parquet")] for e in entries if e.name.endswith(".parquet") and e.name[0] != "."}
 
 
 def _segment_name() -> str:
@@ -61,14 +70,38 @@ def _segment_name() -> str:
 
 
 def _rows(store, run_ids, files: dict) -> list[dict]:
-    """load_runs' row of each run (read from its file's metadata), with the file's stat; bad files warned."""
-    rows, folder = [], os.path.join(store, "runs")
+    """load_runs' row of each run (read from its file's metadata, or its pack's), with the file's stat; bad files
+    warned."""
+    rows, folder, where, by_pack = [], os.path.join(store, "runs"), packs.packed(store), {}
     for rid in run_ids:
         path = os.path.join(folder, f"{rid}.parquet")  # os.path: pathlib's parsing was a tenth of a cold read
+        if rid in where and files[rid] == where[rid][1:] and not os.path.exists(path):
+            by_pack.setdefault(where[rid][0], []).append(rid)
+            continue
         try:
             rows.append({**rf.run_row(rf.read_run_meta(path)), **dict(zip(STAT, files[rid]))})
         except Exception as err:  # noqa: BLE001 - any unreadable file is skipped, never fatal
             warnings.warn(f"skipping {path}: not a readable attention-lab run ({rf.reason(err)})", stacklevel=3)
+    for pack, ids in by_pack.items():
+        rows += _packed_rows(pack, ids, files)
+    return rows
+
+
+def _packed_rows(pack, run_ids, files: dict) -> list[dict]:
+    try:
+        got = packs.metas(pack, run_ids)
+    except Exception as err:  # noqa: BLE001 - rewritten or damaged since it was listed
+        warnings.warn(f"skipping {pack}: not a readable attention-lab pack ({rf.reason(err)})", stacklevel=4)
+        return []
+    rows = []
+    for rid, meta in sorted(got.items()):
+        try:
+            if isinstance(meta, Exception):
+                raise meta
+            rows.append({**rf.run_row(meta), **dict(zip(STAT, files[rid]))})
+        except Exception as err:  # noqa: BLE001
+            why = rf.reason(err)
+            warnings.warn(f"skipping {rid} in {pack}: not a readable attention-lab run ({why})", stacklevel=4)
     return rows
 
 

@@ -5,7 +5,8 @@ from safetensors.torch import load_file
 
 from ..training.config import ModelConfig, TaskConfig, TrainConfig
 from ..training.model import Transformer
-from .runfile import model_path, read_run_meta, run_path
+from .packs import run_meta
+from .runfile import model_path
 
 
 def load_model(store, run_id: str) -> tuple[Transformer, dict]:
@@ -15,7 +16,7 @@ def load_model(store, run_id: str) -> tuple[Transformer, dict]:
     path = model_path(store, run_id)
     if not path.is_file():
         raise ValueError(f"run_id: {run_id!r} keeps no model (no models/{path.name}; prune drops them)")
-    meta = read_run_meta(run_path(store, run_id))
+    meta = run_meta(store, run_id)
     configs = {
         "model": ModelConfig.from_dict(meta["model"]),
         "task": TaskConfig.from_dict(meta["task"]),

@@ -2,6 +2,8 @@
 
     STORE/runs/<run_id>.parquet          tidy metrics (run_id, step, metric, value); the run's summary,
                                          configs and provenance in the parquet schema metadata
+    STORE/packs/<hash>.parquet           many runs' files in one, a row each (core.results.packs): how data/
+                                         keeps its runs; a run with a loose file is read from that
     STORE/weights/<run_id>.safetensors   final per-head weights of every layer (float16) and the
                                          attention patterns of a few eval examples
     STORE/bench/*.parquet, STORE/pretrained/*.parquet   tables written by `bench` and `pretrained`;
@@ -28,8 +30,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from safetensors.numpy import save
 
-from . import index, schema
+from . import index, packs, schema
 from .claims import alive, drop_stale
+from .packs import run_meta  # noqa: F401 - the store's interface
 from .provenance import provenance
 from .runfile import (  # noqa: F401 - the store's interface
     FORMAT,
@@ -63,14 +66,14 @@ def remove_stale_tmp(store) -> int:
 
 # ---- runs --------------------------------------------------------------------------------
 def has_run(store, run_id: str) -> bool:
-    return run_path(store, run_id).exists()
+    return run_path(store, run_id).exists() or run_id in packs.packed(store)
 
 
 def run_problem(store, run_id: str) -> str | None:
-    """None when runs/<id>.parquet is a whole run (its metadata and metrics columns as core.results.schema
-    says), else why not."""
+    """None when the run (runs/<id>.parquet, else its pack's row) is a whole run (its metadata and metrics columns
+    as core.results.schema says), else why not."""
     try:
-        run_row(read_run_meta(run_path(store, run_id)))
+        run_row(run_meta(store, run_id))
     except Exception as err:  # noqa: BLE001 - truncated, empty, garbled, crafted: each one named reason
         return reason(err)[:200]
     return None
@@ -83,8 +86,8 @@ def stored_whole(store, run_id: str) -> bool:
     """Whether the run is stored and readable. A run file that cannot be read is moved aside to
     STORE/unreadable/<id>.<time>.parquet (a warning names both), so a resumed sweep trains the run again."""
     path = run_path(store, run_id)
-    if not path.exists():
-        return False
+    if not path.exists():  # a packed run that cannot be read is trained again, its new loose file read instead
+        return run_id in packs.packed(store) and run_problem(store, run_id) is None
     why = run_problem(store, run_id)
     if why is None:
         return True
@@ -171,11 +174,16 @@ def load_metrics(store, run_ids=None, metrics=None) -> pd.DataFrame:
     names = None
     if metrics is not None:
         names = pa.array(sorted(set(metrics) | {o for o, new in OLD_METRICS.items() if new in metrics}))
-    paths = [run_path(store, rid) for rid in ids]
+    where, by_pack = packs.packed(store), {}
+    for rid in ids:
+        if rid in where and not run_path(store, rid).exists():
+            by_pack.setdefault(where[rid][0], []).append(rid)
+    paths = [run_path(store, rid) for rid in ids if rid not in where or run_path(store, rid).exists()]
     with ThreadPoolExecutor(max_workers=READERS) as pool:
         read = list(pool.map(lambda path: _metric_rows(path, names), paths))
+        read += pool.map(lambda pack: _packed_metric_rows(pack, by_pack[pack], names), by_pack)
     tables = []
-    for path, (table, err) in zip(paths, read):
+    for path, (table, err) in zip([*paths, *by_pack], read):
         if err is not None:  # warned here, in the caller's thread, in run order
             warnings.warn(f"skipping {path}: not a readable attention-lab run ({reason(err)})", stacklevel=2)
         elif table is not None:
@@ -183,7 +191,21 @@ def load_metrics(store, run_ids=None, metrics=None) -> pd.DataFrame:
     if not tables:
         return pd.DataFrame({c: [] for c in METRIC_COLUMNS})
     out = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+    if by_pack:  # run by run, as the loose files alone come back
+        out = out.sort_values("run_id", kind="stable", ignore_index=True)
     return out.assign(metric=out.metric.replace(OLD_METRICS))
+
+
+def _packed_metric_rows(pack: Path, run_ids: list[str], names) -> tuple:
+    """_metric_rows of some runs of one pack."""
+    try:
+        t = packs.metric_rows(pack, run_ids)
+        t = t.set_column(3, "value", t["value"].cast(pa.float64()))
+        return (t if names is None else t.filter(pc.is_in(t["metric"], value_set=names))), None
+    except FileNotFoundError:
+        return None, None
+    except Exception as err:  # noqa: BLE001
+        return None, err
 
 
 def _metric_rows(path: Path, names) -> tuple:
@@ -256,7 +278,7 @@ def provenance_of(store, runs: pd.DataFrame | None = None) -> list[dict]:
     out = []
     for rid in runs.sort_values("date").drop_duplicates("command", keep="last").run_id:
         try:
-            out.append(read_meta(run_path(store, rid))["provenance"])
+            out.append(run_meta(store, rid)["provenance"])
         except Exception:  # noqa: BLE001 - load_runs already warns
             continue
     return sorted(out, key=lambda p: p["date"], reverse=True)

@@ -7,20 +7,17 @@ member whose lineage the store holds at a higher cap (`longest_caps`), so rerunn
 Only criterion runs (until="solved", whose constant schedule does not depend on the cap) have a lineage here: a
 fixed-budget run's cosine decay ends at its cap, so a longer one is another experiment, not its continuation."""
 
-from pathlib import Path
-
 from ..training.config import lineage_id
+from . import packs
 from . import runfile as rf
 from .weights import drop_weights
 
 
 def _criterion_runs(store):
-    """(run id, lineage, cap) of each readable criterion run. A file that is not a readable run is no run of the
-    store (load_runs skips it, named), so it replaces nothing and is left as it is."""
-    for path in sorted((Path(store) / "runs").glob("*.parquet")):
-        try:
-            meta = rf.read_run_meta(path)
-        except (OSError, ValueError):
+    """(run id, lineage, cap) of each readable criterion run, loose or packed. A file that is not a readable run
+    is no run of the store (load_runs skips it, named), so it replaces nothing and is left as it is."""
+    for _, meta, _ in packs.all_metas(store):
+        if isinstance(meta, Exception):
             continue
         train = meta["train"]
         if train.get("until") == "solved":
@@ -47,13 +44,14 @@ def superseded(store) -> list[str]:
 
 
 def drop_runs(store, run_ids) -> int:
-    """Delete these runs: their weights and models first, then their run files (a run without its file is not
-    in the store; the index drops its row when it next reads). Returns how many run files were deleted."""
+    """Delete these runs: their weights and models first, then their run files and pack rows (a run without
+    either is not in the store; the index drops its row when it next reads). Returns how many runs were deleted."""
     drop_weights(store, run_ids)
+    packed = set(packs.packed(store)) & set(run_ids)
     removed = 0
     for rid in run_ids:
         path = rf.run_path(store, rid)
         if path.exists():
             path.unlink()
-            removed += 1
-    return removed
+            removed += rid not in packed
+    return removed + packs.drop(store, packed)
