@@ -129,7 +129,7 @@ def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_roo
     assert blas.reset_index(drop=True).equals(st.load_table(ROOT / "data", "bench", "blas")[list(blas.columns)])
     # a store benchmarked before paired rounds (no rounds, no speedup range) still shows its table
     shutil.copytree(ROOT / "data" / "bench", stores_root / "old" / "bench")
-    shutil.copytree(ROOT / "data" / "runs", stores_root / "old" / "runs")
+    shutil.copytree(ROOT / "data" / "packs", stores_root / "old" / "packs")
     path = stores_root / "old" / "bench" / "training.parquet"
     old = pd.read_parquet(path).drop(columns=["rounds", "speedup_min", "speedup_max"])
     st.write_table(path, old, st.read_meta(path))
@@ -140,7 +140,7 @@ def test_runtime_page_shows_the_training_bench_with_its_paired_rounds(stores_roo
 def test_runtime_page_shows_the_criterion_bench_and_says_which_command_makes_it_when_absent(stores_root):
     from core.results import store as st
 
-    shutil.copytree(ROOT / "data" / "runs", stores_root / "crit" / "runs")
+    shutil.copytree(ROOT / "data" / "packs", stores_root / "crit" / "packs")
     shutil.copytree(ROOT / "data" / "bench", stores_root / "crit" / "bench")
     (stores_root / "crit" / "bench" / "criterion.parquet").unlink(missing_ok=True)
     at = open_page("runtime", store="crit")

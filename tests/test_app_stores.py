@@ -7,6 +7,8 @@ import pandas as pd
 import pytest
 from apptest import PAGES, ROOT, open_page, page_text, specs
 
+from core.results import packs
+
 
 @pytest.mark.parametrize("page", list(PAGES))
 def test_empty_store_shows_the_command_not_a_traceback(page, stores_root):
@@ -34,7 +36,7 @@ def test_store_in_the_url_reads_only_named_stores_and_echoes_no_path(probe, stor
 
 
 def test_a_named_store_under_the_root_is_offered_and_opens(stores_root):
-    shutil.copytree(ROOT / "data" / "runs", stores_root / "mine" / "runs")
+    shutil.copytree(ROOT / "data" / "packs", stores_root / "mine" / "packs")
     at = open_page("overview", store="mine")
     assert at.sidebar.selectbox(key="store").options == ["data", "mine"]
     assert at.sidebar.selectbox(key="store").value == "mine" and not at.sidebar.get("warning")
@@ -46,7 +48,7 @@ def test_missing_weights_are_a_caption_and_broken_ones_a_warning(page, stores_ro
     from core.results import store as st
 
     store = stores_root / "damaged"
-    for sub in ("runs", "weights"):
+    for sub in ("packs", "weights"):
         shutil.copytree(ROOT / "data" / sub, store / sub)
     best = findings.at_best_lr(findings.at_main_size(st.load_runs(store)))  # what the page shows by default
     kept = best[(best.attention == "standard") & best.run_id.map(lambda r: st.weights_path(store, r).exists())]
@@ -71,8 +73,8 @@ def test_in_practice_shows_any_number_of_models_and_a_store_without_an_encoder(s
     (store / "runs").mkdir(parents=True)
     keep = st.load_runs(ROOT / "data")
     keep = keep[(keep.attention == "standard") & (keep.task == "reverse")].run_id[:3]
+    packs.unpack(ROOT / "data", store, keep)
     for rid in keep:
-        shutil.copy(st.run_path(ROOT / "data", rid), store / "runs")
         (store / "weights").mkdir(exist_ok=True)
         if st.weights_path(ROOT / "data", rid).exists():
             shutil.copy(st.weights_path(ROOT / "data", rid), store / "weights")
@@ -101,7 +103,7 @@ def test_a_crafted_table_missing_a_column_is_skipped_not_a_crash(page, table, dr
     from core.results import store as st
 
     store = stores_root / "crafted"
-    for sub in ("runs", "weights", "bench", "analysis"):
+    for sub in ("packs", "weights", "bench", "analysis"):
         shutil.copytree(ROOT / "data" / sub, store / sub)
     path = store / table
     st.write_table(path, pd.read_parquet(path).drop(columns=drop), st.read_meta(path))
@@ -115,8 +117,7 @@ def test_unreadable_run_files_are_a_counted_caption_in_the_sidebar(stores_root):
     store = stores_root / "damaged"
     (store / "runs").mkdir(parents=True)
     keep = st.load_runs(ROOT / "data")
-    for rid in keep[(keep.attention == "standard") & (keep.task == "reverse")].run_id[:3]:
-        shutil.copy(st.run_path(ROOT / "data", rid), store / "runs")
+    packs.unpack(ROOT / "data", store, keep[(keep.attention == "standard") & (keep.task == "reverse")].run_id[:3])
     (store / "runs" / "garbled.parquet").write_bytes(b"not a run")
     (store / "runs" / "loop.parquet").symlink_to("loop.parquet")  # cannot even be stat-ed: counted too
     at = open_page("loss_curves", store="damaged")
@@ -151,7 +152,7 @@ def _mode_000(monkeypatch, folder: Path):
 
 
 @pytest.mark.parametrize(
-    "folder, page", [("runs", "overview"), ("weights", "similarity"), ("analysis", "learning_rate")]
+    "folder, page", [("packs", "overview"), ("weights", "similarity"), ("analysis", "learning_rate")]
 )
 def test_a_store_folder_the_server_cannot_read_is_one_named_warning(stores_root, monkeypatch, folder, page):
     from streamlit.testing.v1 import AppTest

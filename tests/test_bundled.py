@@ -10,9 +10,9 @@ from core.analysis import curves, findings
 from core.attention.registry import ATTENTION
 from core.cli.land import line_jobs
 from core.experiments.recipe import CRITERION_SWEEPS, documented
+from core.results import packs, weights
 from core.results import size as sz
 from core.results import store as st
-from core.results import weights
 from core.training.config import LR_GRID
 from core.training.task_specs import TASK_SPECS
 from core.training.tasks import TASKS, chance_levels
@@ -175,11 +175,11 @@ def test_standard_at_its_best_lr_meets_the_criterion_on_every_task_and_seed():
 def test_bundled_data_is_small_enough_for_community_cloud():
     # its files, and on disk in whole 4 KiB blocks; the runs index too where a read has built it
     assert max(sz.size(DATA, caches=True)) < sz.LIMIT
-    size = pd.Series({p.stem: p.stat().st_size for p in (DATA / "runs").glob("*.parquet")})
-    steps = st.load_runs(DATA).set_index("run_id").steps
-    assert sorted(size.index) == sorted(steps.index)
-    # one 4 KiB block a run, 12,800 steps too; a longer cap's curve has a doubling more (8 evaluations a metric)
-    assert size[steps <= 12800].max() <= 4096 and size.max() <= 2 * 4096
+    # every run packed (core.results.packs), none a loose file filling a block of its own
+    assert sorted(packs.packed(DATA)) == sorted(st.load_runs(DATA).run_id) and not packs.loose_paths(DATA)
+    # curves thinned (runfile.kept_step): 16 evaluations, then 8 a doubling, so 58 or so to 25,600, not 512
+    evaluations = st.load_metrics(DATA, metrics=["val_acc"]).groupby("run_id").step.nunique()
+    assert evaluations.max() <= 60
     assert isinstance(st.load_named(DATA, "bench"), pd.DataFrame)
 
 

@@ -49,11 +49,10 @@ def _store_of(root, name, runs):
     """A store holding these runs' files (and data/'s stored analyses), as a visitor would pick it by name."""
     import shutil
 
-    from core.results import store as st
+    from core.results import packs
 
     (root / name / "runs").mkdir(parents=True)
-    for rid in runs.run_id:
-        shutil.copy(st.run_path(ROOT / "data", rid), root / name / "runs")
+    packs.unpack(ROOT / "data", root / name, runs.run_id)
     shutil.copytree(ROOT / "data" / "analysis", root / name / "analysis")
 
 

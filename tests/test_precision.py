@@ -1,11 +1,13 @@
 """bf16 autocast: a bf16 member tracks its fp32 twin, parameters stay float32, and fp32 keeps every run id."""
 
+import itertools
 import json
 
 import pytest
 import torch
 
 from core.experiments import sweep
+from core.results import packs
 from core.results import runfile as rf
 from core.training.config import ModelConfig, TaskConfig, TrainConfig, run_id
 from core.training.tasks import make_task
@@ -45,8 +47,7 @@ def test_precision_is_part_of_the_run_id_and_fp32_keeps_every_stored_id():
     m, t = ModelConfig(), TaskConfig()
     assert "precision" not in TrainConfig().to_dict()
     assert run_id(m, t, TrainConfig(precision="bf16"), 0) != run_id(m, t, TrainConfig(), 0)
-    for path in sorted((rf.run_path("data", "x").parent).glob("*.parquet"))[:20]:
-        meta = rf.read_meta(path)
+    for _, meta, _ in itertools.islice(packs.all_metas("data"), 20):
         cfgs = ModelConfig.from_dict(meta["model"]), TaskConfig.from_dict(meta["task"])
         assert run_id(*cfgs, TrainConfig.from_dict(meta["train"]), meta["seed"]) == meta["run_id"]
         assert rf.run_row(meta)["precision"] == "fp32"

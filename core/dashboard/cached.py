@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from ..analysis import axes, curves, findings, scaling, similarity, words
-from ..results import index, weights
+from ..results import index, packs, weights
 from ..results import store as st_store
 from ..results.stores import BUNDLED
 from . import selection
@@ -130,8 +130,13 @@ def unreadable(store: str, fp: tuple) -> list[str]:
     """runs/<id>.parquet names (relative to the store; a packed run's: its id in packs/) of the runs that load_runs
     left out, with the reason."""
     missing = sorted(index.run_names(store) - set(runs(store, fp).get("run_id", [])))
-    loose = {rid for rid in missing if st_store.run_path(store, rid).exists()}
-    name = {rid: f"runs/{rid}.parquet" if rid in loose else f"{rid} in packs/" for rid in missing}
+    packed = set(packs.packed(store))
+    name = {
+        rid: f"{rid} in packs/"
+        if rid in packed and not st_store.run_path(store, rid).exists()
+        else f"runs/{rid}.parquet"
+        for rid in missing
+    }
     return [f"{name[rid]}: {st_store.run_problem(store, rid) or 'changed while read'}" for rid in missing]
 
 

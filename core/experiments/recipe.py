@@ -166,6 +166,7 @@ AFTER_SWEEPS = (
     "# a raised cap's runs replace the shorter ones; weights of the best lr's seeds",
     "python -m core baselines --store data   # matched baselines, final-weight analyses, solve steps",
     "python -m core index --store data --slim   # compact run files; curves thinned past 16 evaluations",
+    "python -m core pack --store data   # loose run files (a sweep run with --store data) into a pack",
     "python -m core pretrained --store data",
     "python -m core bench --store data --skip-attention --training-rounds 3",
     "python -m core bench --store data --criterion --skip-attention --skip-training --skip-precision --skip-store "

@@ -7,6 +7,7 @@ import pandas as pd
 from ..analysis import endpoints, markdown
 from ..attention.registry import ATTENTION
 from ..experiments import recipe
+from ..results import packs
 from ..results import size as sz
 from ..results import store as st
 from .common import HEADER
@@ -40,7 +41,7 @@ def _raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tup
     return at_cap * (steps - cap) + fresh, at_cap * steps + int(point.stop_step[point.stop != "cap"].sum()) + fresh
 
 
-def _still_to_run(runs: pd.DataFrame) -> list[str]:
+def _still_to_run(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
     """The lines that would close what is open (endpoints.open_cells: the point's cap raised) and widen each grid
     whose end holds a cell's best lr (endpoints.edge_cells: one lr further that way), one line per point, then the
     points not yet trained to the criterion."""
@@ -66,7 +67,7 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
                     f"{r.attention} ({r.lr:g})" for r in g[g.at_an_end].itertuples()
                 ),
                 "member-steps: extended · from step 0": f"{extended:,} · {from_zero:,}",
-                "run files added": f"{max(0, members - len(ids)):,}",  # a raise replaces its runs one for one
+                "runs added": f"{max(0, members - len(ids)):,}",  # a raise replaces its runs one for one
             }
         )
     return [
@@ -84,9 +85,10 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
         "same runs: the schedule does not depend on the cap); a new lr trains from step 0. The line with `--dry-run` "
         "and your scratch store says which, and the member-steps at most, before anything trains; the table counts "
         "them from `data/`'s runs (core/report/reproduce.py: an extension steps only the members censored at the "
-        "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap), and the run "
-        "files each adds to `data/` once landed (its new lrs' and seeds': a raised run replaces the shorter one), "
-        "each a 4 KiB block of the room the first paragraph gives. A finished "
+        "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap), and the runs "
+        "each adds to `data/` once landed (its new lrs' and seeds': a raised run replaces the shorter one"
+        + (f"; each about {per_run:.1f} kB of a pack" if per_run else "")
+        + "). A finished "
         "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "
         "a comment saying why it ran, "
         '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
@@ -103,16 +105,23 @@ def _still_to_run(runs: pd.DataFrame) -> list[str]:
     ]
 
 
+def _per_run(store: Path) -> float:
+    """kB of pack a packed run takes today (core.results.packs), 0 where nothing is packed."""
+    paths, ids = packs.pack_paths(store), packs.packed(store)
+    return sum(p.stat().st_size for p in paths) / 1e3 / len(ids) if ids else 0.0
+
+
 def _size_sentence(store: Path) -> str:
     """What the store takes against its limit (core.results.size), as the rest of a sentence."""
     files, disk = sz.size(store)
     within = "within" if max(files, disk) < sz.LIMIT else "over the limit of"
+    packed = sum(p.stat().st_size for p in packs.pack_paths(store))
     return (
         f", {files / 1e6:.2f} MB of files and {disk / 1e6:.2f} MB on disk in {sz.BLOCK // 1024} KiB blocks, {within} "
-        f"{sz.LIMIT / 1e6:.0f} MB on both (tests/test_bundled.py): a run file fills a whole block however slim, so the "
-        f"number of runs decides what more fits. That leaves {max(0, sz.LIMIT - disk) // sz.BLOCK:,} blocks, less "
-        "those of the runs index (a cache a clone rebuilds, left out of these numbers; the limit counts it), and "
-        "`land` refuses a line past it."
+        f"{sz.LIMIT / 1e6:.0f} MB on both (tests/test_bundled.py). Its runs are packed ({packed / 1e6:.2f} MB in "
+        f"`data/packs/`, core.results.packs): a run's own file, however slim, would fill a whole block. That leaves "
+        f"{max(0, sz.LIMIT - disk) / 1e6:.2f} MB on disk, less the runs index (a cache a clone rebuilds, left out of "
+        "these numbers; the limit counts it), and `land` refuses a line past it."
     )
 
 
@@ -158,7 +167,8 @@ def reproduce(store: Path, command: str) -> str:
         "their command's `--device cuda`); `--device`, `--workers` and `--ray` change where and how many jobs train "
         "at once, not which runs; a GPU's float sums differ from a CPU's in the last digits. The sweeps ran in a "
         'scratch store, and each finished line\'s files were copied here: `python -m core land "<line>" --from '
-        "SCRATCH` copies every member's run file and the line's sweep records (`--weights` adds the runs' weights and "
+        "SCRATCH` copies every member's run (as one pack) and the line's sweep records (`--weights` adds the runs' "
+        "weights and "
         "models, for a point whose weights the pages read; a scan point's pages read none). A run id is the hash of "
         "its configs, so the files are the ones `--store data` writes; a file `data/` holds already stays as it is. "
         "A point is read at the highest cap its lines reached, so `prune --superseded` (below) deletes each run whose "
@@ -178,7 +188,7 @@ def reproduce(store: Path, command: str) -> str:
         "extension to a higher cap (the `--steps 12800` sweeps beside a 6,400 one) or a resumed part overcounts "
         "what it trained (a utilisation above the matmul peak in its record shows it); wall time is what each took.",
         "",
-        *_still_to_run(runs),
+        *_still_to_run(runs, _per_run(store)),
         "## Then, once the sweeps are in",
         "",
         "```",

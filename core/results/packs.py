@@ -15,6 +15,7 @@ kill at any point loses nothing. Deleting a packed run (prune) writes its pack a
 import functools
 import hashlib
 import json
+import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,9 +32,17 @@ LISTS = ("step", "metric", "value")  # a run's tidy rows, one list each
 RUNS_PER_GROUP = 512  # rows of one row group: a read of a few runs decodes only the groups holding them
 
 
+def _parquets(folder: Path) -> list[Path]:
+    """The folder's *.parquet files, temporary ones left out; none where it does not exist. os.scandir, not glob:
+    a folder the reader may not open raises (PermissionError, named by the app), where glob would find nothing."""
+    if not folder.is_dir():
+        return []
+    with os.scandir(folder) as entries:
+        return sorted(folder / e.name for e in entries if e.name.endswith(".parquet") and not e.name.startswith("."))
+
+
 def pack_paths(store) -> list[Path]:
-    folder = Path(store) / PACKS
-    return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith(".")) if folder.is_dir() else []
+    return _parquets(Path(store) / PACKS)
 
 
 def holds_runs(store) -> bool:
@@ -124,8 +133,7 @@ def run_meta(store, run_id: str) -> dict:
 
 
 def loose_paths(store) -> list[Path]:
-    folder = Path(store) / "runs"
-    return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith(".")) if folder.is_dir() else []
+    return _parquets(Path(store) / "runs")
 
 
 def all_metas(store) -> Iterator[tuple[str, dict | Exception, str]]:
