@@ -150,12 +150,30 @@ CRITERION_SWEEPS = (
     # grids whose end held a cell's best lr, one lr further that way for the whole point at its cap (docs/reproduce.md:
     # Still to run); only the new lr trained, the stored runs were skipped and counted towards the rule that stops a
     # hopeless lr. The bundled associative recall point (tied_qkv's best at 3e-4; ten seeds at 12,800) and induction
-    # point (tied_qkv's at 3e-4) one step down; the other such points trained in the scratch store wait for room in
-    # data/ (its 30 MB on disk: a run file is a 4 KiB block)
+    # point (tied_qkv's at 3e-4) one step down
     f"python -m core sweep --attention all --task associative_recall --seeds 10 --lr {_DOWN} --until solved "
     "--eval-every 50 --store data --workers 2 --quiet --steps 12800",
     f"python -m core sweep --attention all --task induction --seeds 5 --lr 0.0001,{_UP} --until solved "
     "--steps 12800 --eval-every 50 --store data --workers 2 --quiet",
+    # the same, landed once data/'s runs were packed: reverse (tied_qk's best at 1e-2), sort and histogram
+    # (identity's) one step up, then reverse and sort once more, where 3e-2 became tied_qk's and identity's best
+    *(
+        f"python -m core sweep --attention all --task {task} --seeds 5 --lr {lrs} --until solved --steps 6400 "
+        "--eval-every 50 --store data --workers 2 --quiet"
+        for task, lrs in (
+            ("reverse", _UP),
+            ("sort", _UP),
+            ("histogram", _UP),
+            ("reverse", f"{_UP},0.1"),
+            ("sort", f"{_UP},0.1"),
+        )
+    ),
+    # n_heads 1 (tied_qk's best at 3e-4) and d_model 128 (stacked's and tied_qkv's) one step down
+    *(
+        f"python -m core sweep --task associative_recall --seeds 5 --lr {_DOWN} --until solved --eval-every 50 "
+        f"--store data --workers 2 --quiet --steps 6400 --attention all --{axis}"
+        for axis in ("n-heads 1", "d-model 128")
+    ),
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 and 8 only: nothing solves 16 or 32 pairs
 # early, so every member runs to the cap (about 6.5 hours of a 2-core CPU for 16 pairs, more for 32)
