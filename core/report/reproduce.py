@@ -96,7 +96,7 @@ def _still_to_run(runs: pd.DataFrame, per_run: float | None = None) -> list[str]
         "",
         markdown.table(pd.DataFrame(rows)) if rows else "None.",
         "",
-        "Not yet trained to the criterion (the key-value pairs axis stops at 8 until they are):",
+        "Not yet trained to the criterion (the key-value pairs axis stops at 16 until it is):",
         "",
         "```",
         *recipe.NOT_YET,
