@@ -36,7 +36,9 @@ def test_quick_bench_writes_well_formed_results(tmp_path, capsys):
     assert st.read_meta(tmp_path / "bench" / "attention.parquet")["quick"] is True
     sb = st.load_table(tmp_path, "bench", "store").set_index("what")
     assert (sb.runs == 200).all() and (sb.seconds > 0).all()  # quick: a 200-run synthetic store
-    assert sb.target_seconds.dropna().tolist() == [2.0, 1.0, 0.5, 3.0]  # targets beside each figure
+    assert sb.target_seconds.dropna().tolist() == [2.0, 1.0, 0.5, 3.0, 2.0, 1.0, 0.5]  # targets beside each figure
+    packed = sb.index.str.contains("packed")
+    assert packed.sum() == 3 and sb.disk_bytes[packed].max() < sb.disk_bytes[~packed].min() / 3  # the same runs
     pr = st.load_table(tmp_path, "bench", "precision").set_index("engine")
     assert list(pr.index) == ["fp32", "bf16"] and list(pr.precision) == ["fp32", "bf16"]  # quick: no compile
     assert pr.speedup_vs_fp32["fp32"] == 1.0 and (pr.runs_per_min > 0).all() and (pr.utilisation > 0).all()

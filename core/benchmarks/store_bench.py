@@ -3,6 +3,7 @@ read the ways the CLI and the app read it. No timed test asserts these: the benc
 
 - load_runs: the runs table of the whole store (what every page and `summary` start from);
 - load_metrics: the tidy metrics of a 100-run selection, four metrics (what a page draws);
+- the same three reads once its run files are packed (core.results.packs), and the disk each way;
 - the app's first page: app.py's whole Overview on that store (its seeds strip opened) in a warm process
   (imports done, caches empty).
 """
@@ -21,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ..attention import NAMES
-from ..results import index, provenance
+from ..results import index, packs, provenance
+from ..results import size as sz
 from ..results import store as st
 from ..training.config import LR_GRID, ModelConfig, TaskConfig, TrainConfig, run_id
 from ..training.model import count_model_params
@@ -139,6 +141,22 @@ def first_page_seconds(root: Path, name: str) -> float:
     return seconds
 
 
+def _packed_rows(store: Path, picked: list[str], rounds: int) -> list[tuple]:
+    """The same reads once the store's run files are packed (core.results.packs), side by side with the loose ones."""
+    packs.pack(store)
+    unindexed = _timed(lambda: st.load_runs(store), rounds, setup=lambda: shutil.rmtree(store / "index", True))
+    index.compact(store, rebuild=True)
+    return [
+        ("load_runs (packed, no index: each pack's metadata column)", unindexed, 2.0),
+        ("load_runs (packed)", _timed(lambda: st.load_runs(store), rounds), 1.0),
+        (
+            "load_metrics (packed, 100 runs, 4 metrics)",
+            _timed(lambda: st.load_metrics(store, picked, SELECTION_METRICS), rounds),
+            0.5,
+        ),
+    ]
+
+
 def store_bench(n_runs: int = 10_000, rounds: int = 5) -> pd.DataFrame:
     """One row per measurement: what, runs in the store, seconds (median of rounds), the target."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -162,7 +180,11 @@ def store_bench(n_runs: int = 10_000, rounds: int = 5) -> pd.DataFrame:
             ),
             ("app: first page, the whole Overview (warm process, empty caches)", first_page_seconds(root, "big"), 3.0),
         ]
+        disk = [sz.size(store)[1]] * len(rows)
+        rows += _packed_rows(store, picked, rounds)
+        disk += [sz.size(store)[1]] * (len(rows) - len(disk))
     df = pd.DataFrame(rows, columns=["what", "seconds", "target_seconds"]).assign(runs=n_runs, build_seconds=build_s)
+    df = df.assign(disk_bytes=disk)  # the store on disk in whole blocks (core.results.size) as each row read it
     return df.assign(kind="store", met=(df.seconds <= df.target_seconds).where(df.target_seconds.notna()))
 
 
