@@ -113,3 +113,15 @@ def test_a_pack_is_named_by_its_runs_and_listed_in_the_index_by_its_stat(extensi
     (pack,) = packs.pack_paths(store)
     stat = pack.stat()
     assert set(index.listing(store).values()) == {(stat.st_size, stat.st_mtime_ns)}
+
+
+def test_a_run_two_packs_hold_after_a_kill_mid_rewrite_reads_once_and_is_dropped_from_both(extension, tmp_path):
+    store = _copy(extension, tmp_path)
+    paths = packs.loose_paths(store)
+    packs.write(store, packs.build(paths))
+    packs.write(store, packs.build(paths[:2]))  # the rewrite's new file, its old one not yet deleted
+    for path in paths:
+        path.unlink()
+    assert len(packs.pack_paths(store)) == 2 and len(st.load_runs(store)) == 8
+    assert packs.drop(store, [paths[0].stem]) == 1
+    assert paths[0].stem not in packs.packed(store) and len(st.load_runs(store)) == 7

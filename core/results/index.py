@@ -75,7 +75,7 @@ def _rows(store, run_ids, files: dict) -> list[dict]:
     rows, folder, where, by_pack = [], os.path.join(store, "runs"), packs.packed(store), {}
     for rid in run_ids:
         path = os.path.join(folder, f"{rid}.parquet")  # os.path: pathlib's parsing was a tenth of a cold read
-        if rid in where and files[rid] == where[rid][1:] and not os.path.exists(path):
+        if rid in where and files[rid] == where[rid][1:]:  # listed from its pack: it has no loose file
             by_pack.setdefault(where[rid][0], []).append(rid)
             continue
         try:

@@ -213,21 +213,25 @@ def write(store, table: pa.Table, data: bytes | None = None) -> Path:
 
 
 def drop(store, run_ids) -> int:
-    """Delete these runs from every pack holding them: each such pack is written again without them (under the
-    name of what it keeps) before the old file goes, or deleted where it keeps none. Returns the rows deleted."""
-    gone, removed = set(run_ids), 0
-    by_pack: dict[Path, int] = {}
-    for rid, (path, *_) in packed(store).items():
-        if rid in gone:
-            by_pack[path] = by_pack.get(path, 0) + 1
-    for path, n in by_pack.items():
+    """Delete these runs from every pack holding them (two may, after a kill mid-rewrite): each such pack is written
+    again without them (under the name of what it keeps) before the old file goes, or deleted where it keeps none.
+    Returns how many of the runs were deleted."""
+    gone, removed = set(run_ids), set()
+    for path in pack_paths(store):
+        try:
+            s = path.stat()
+            held = gone.intersection(_ids(str(path), s.st_size, s.st_mtime_ns))
+        except Exception:  # noqa: BLE001 - an unreadable pack is no pack of the store (packed() names it)
+            continue
+        if not held:
+            continue
         table = pq.read_table(path)
-        keep = table.filter(pc.invert(pc.is_in(table["run_id"], value_set=pa.array(sorted(gone)))))
+        keep = table.filter(pc.invert(pc.is_in(table["run_id"], value_set=pa.array(sorted(held)))))
         if keep.num_rows:
             write(store, keep.replace_schema_metadata(None))  # named by what it keeps: never this file's name
         path.unlink(missing_ok=True)
-        removed += n
-    return removed
+        removed |= held
+    return len(removed)
 
 
 def unpack(store, dest, run_ids) -> int:

@@ -174,18 +174,21 @@ def load_metrics(store, run_ids=None, metrics=None) -> pd.DataFrame:
     names = None
     if metrics is not None:
         names = pa.array(sorted(set(metrics) | {o for o, new in OLD_METRICS.items() if new in metrics}))
-    where, by_pack = packs.packed(store), {}
-    for rid in ids:
-        if rid in where and not run_path(store, rid).exists():
+    where, paths, by_pack = packs.packed(store), [], {}
+    for rid in ids:  # a run with a loose file is read from it, else from its pack
+        path = run_path(store, rid)
+        if rid in where and not path.exists():
             by_pack.setdefault(where[rid][0], []).append(rid)
-    paths = [run_path(store, rid) for rid in ids if rid not in where or run_path(store, rid).exists()]
+        else:
+            paths.append(path)
     with ThreadPoolExecutor(max_workers=READERS) as pool:
         read = list(pool.map(lambda path: _metric_rows(path, names), paths))
         read += pool.map(lambda pack: _packed_metric_rows(pack, by_pack[pack], names), by_pack)
     tables = []
     for path, (table, err) in zip([*paths, *by_pack], read):
         if err is not None:  # warned here, in the caller's thread, in run order
-            warnings.warn(f"skipping {path}: not a readable attention-lab run ({reason(err)})", stacklevel=2)
+            what = "pack" if path in by_pack else "run"
+            warnings.warn(f"skipping {path}: not a readable attention-lab {what} ({reason(err)})", stacklevel=2)
         elif table is not None:
             tables.append(table)
     if not tables:
