@@ -102,6 +102,22 @@ def test_a_line_that_would_take_the_bundled_store_past_its_size_limit_is_refused
     monkeypatch.setattr(sz, "LIMIT", 20 * 4096)  # room enough
     assert main(["land", line, "--from", str(scratch), "--store", str(data)]) == 0
     assert [p.name for p in (data / "runs").iterdir()] == ["held.parquet"] and len(packs.packed(data)) == 4
+    assert "note:" not in capsys.readouterr().out
+
+
+def test_landing_weights_that_take_the_bundled_store_past_its_limit_says_so_until_prune(
+    scratch, tmp_path, monkeypatch, capsys
+):
+    """Weights are copied for prune to choose from and not counted before landing: a store they take past its
+    limit is named in a note, with what brings it back."""
+    from core.results import size as sz
+
+    data, line = tmp_path / "data", _line(60, "1e-3,1e-2")
+    monkeypatch.setattr("core.cli.land.BUNDLED", data)
+    monkeypatch.setattr(sz, "LIMIT", 8 * 4096)  # room for the pack and its record, not for 8 weights files too
+    assert main(["land", line, "--from", str(scratch), "--store", str(data), "--weights"]) == 0
+    out = capsys.readouterr().out
+    assert "over its 0.032768 MB limit until prune drops the weights and models it does not keep" in out
 
 
 @pytest.mark.parametrize(
