@@ -148,20 +148,17 @@ def test_stored_solve_steps_stand_in_for_the_curves_and_a_run_missing_there_is_r
 ):
     """Runs in analysis/solve_steps.parquet are read from it (their curves never loaded), the rest from their
     validation curve; the result is curves.time_to_solve of every curve."""
-    import shutil
-
     import pandas as pd
 
     from core.analysis import curves
     from core.analysis.baselines import solve_steps
+    from core.results import packs
     from core.results import store as st
 
     data = Path(__file__).resolve().parents[1] / "data"
     runs = st.load_runs(data)
     ids = sorted(runs[runs.task == "associative_recall"].run_id)[:12]  # solved and unsolved among them
-    (tmp_path / "runs").mkdir()
-    for rid in ids:
-        shutil.copy(st.run_path(data, rid), st.run_path(tmp_path, rid))
+    packs.unpack(data, tmp_path, ids)  # loose run files, as a sweep writes them
     st.write_named(tmp_path, "analysis", "solve_steps", solve_steps(tmp_path, ids[:8]))
     loaded, real = [], st.load_metrics
     monkeypatch.setattr(cached.st_store, "load_metrics", lambda s, r, m: loaded.extend(r) or real(s, r, m))
