@@ -71,21 +71,41 @@ def _ids(path: str, size: int, mtime_ns: int) -> tuple[str, ...]:
 
 
 def packed(store) -> dict[str, tuple[Path, int, int]]:
-    """{run_id: (its pack, the pack's size, mtime_ns)} of every packed run; a file in packs/ that is no readable
-    pack is skipped with a warning naming it, and a run two packs hold (a kill mid-rewrite) is read from the first."""
-    out = {}
+    """{run_id: (its pack, the pack's size, mtime_ns)} of every packed run (the same dict while no pack changes: read
+    it, never change it); a file in packs/ that is no readable pack is skipped with a warning naming it (once for
+    each version of the folder), and a run two packs hold (a kill mid-rewrite) is read from the first."""
+    versions = []
     for path in pack_paths(store):
         try:
             s = path.stat()
-            ids = _ids(str(path), s.st_size, s.st_mtime_ns)
         except FileNotFoundError:  # rewritten by a concurrent prune: its runs are in the new file
             continue
+        versions.append((str(path), s.st_size, s.st_mtime_ns))
+    return _packed(tuple(versions))
+
+
+@functools.lru_cache(maxsize=16)
+def _packed(versions: tuple) -> dict[str, tuple[Path, int, int]]:
+    out = {}
+    for path, size, mtime_ns in versions:
+        try:
+            ids = _ids(path, size, mtime_ns)
+        except FileNotFoundError:
+            continue
         except Exception as err:  # noqa: BLE001 - any unreadable pack is skipped, never fatal
-            warnings.warn(f"skipping {path}: not a readable attention-lab pack ({rf.reason(err)})", stacklevel=2)
+            warnings.warn(f"skipping {path}: not a readable attention-lab pack ({rf.reason(err)})", stacklevel=3)
             continue
         for rid in ids:
-            out.setdefault(rid, (path, s.st_size, s.st_mtime_ns))
+            out.setdefault(rid, (Path(path), size, mtime_ns))
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _meta_texts(path: str, size: int, mtime_ns: int) -> dict[str, str]:
+    """{run_id: its metadata's JSON} of a pack, read once per version of the file: a run looked up alone (a sweep's
+    has-it check, one member at a time) parses its own JSON, not its row group's."""
+    t = pq.read_table(path, columns=["run_id", "meta"])
+    return dict(zip(t["run_id"].to_pylist(), t["meta"].to_pylist()))
 
 
 def _filter(run_ids) -> list | None:
@@ -95,11 +115,12 @@ def _filter(run_ids) -> list | None:
 def metas(path: Path, run_ids=None) -> dict[str, dict | Exception]:
     """{run_id: its metadata, checked as read_run_meta checks a run file's, or the error saying why it is not a
     readable run} of the pack's runs (those in run_ids, or all)."""
-    table = pq.read_table(path, columns=["run_id", "meta"], filters=_filter(run_ids))
+    s = Path(path).stat()
+    texts = _meta_texts(str(path), s.st_size, s.st_mtime_ns)
     out = {}
-    for rid, text in zip(table["run_id"].to_pylist(), table["meta"].to_pylist()):
+    for rid in sorted(texts if run_ids is None else set(run_ids) & set(texts)):
         try:
-            meta = json.loads(text)
+            meta = json.loads(texts[rid])
             schema.check_run_meta(meta)
             if meta["run_id"] != rid:
                 raise ValueError(f"run_id: {meta['run_id']!r} does not match its pack row's {rid!r}")
