@@ -174,6 +174,11 @@ CRITERION_SWEEPS = (
         f"--store data --workers 2 --quiet --steps 6400 --attention all --{axis}"
         for axis in ("n-heads 1", "d-model 128")
     ),
+    # d_head 8 to 25,600 (tied_qkv: its censored seeds still improving at 12,800), every member from step 0 (the
+    # 12,800 end states were lost with a machine): mqa's and gqa's jobs on a lent H100, the other five on this CPU,
+    # two sweeps on a core each sharing the jobs through their claims
+    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01').replace('12800', '25600')} "
+    f"{_NO_IDENTITY} --d-head 8",
     # 16 key-value pairs, trained on a lent H100 (--device cuda --workers 4: 4 min 15 s for its 160 members; on the
     # 2-core CPU every member that does not solve runs to the cap, an estimated 6.5 hours)
     f"{_CRITERION_SCAN} --attention all --length 16",
