@@ -60,7 +60,7 @@ def cmd_land(args, parser):
         + (f", {done.weights} weights and model files" if args.weights else "")
         + "; next: the after-sweeps commands of docs/reproduce.md, from prune --superseded on"
     )
-    disk = sz.size(args.store, caches=True)[1]
+    disk = sz.size(args.store, caches=True)[1] if limit is not None else 0
     if limit is not None and disk > limit:  # the weights copied for prune to choose from: not counted up front
         print(
             f"note: {args.store} is {disk / 1e6:.2f} MB on disk, over its {limit / 1e6:g} MB limit until prune drops "

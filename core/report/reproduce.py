@@ -105,17 +105,22 @@ def _still_to_run(runs: pd.DataFrame, per_run: float | None = None) -> list[str]
     ]
 
 
+def _pack_bytes(store: Path) -> int:
+    """Bytes of the store's packs (core.results.packs)."""
+    return sum(p.stat().st_size for p in packs.pack_paths(store))
+
+
 def _per_run(store: Path) -> float:
-    """kB of pack a packed run takes today (core.results.packs), 0 where nothing is packed."""
-    paths, ids = packs.pack_paths(store), packs.packed(store)
-    return sum(p.stat().st_size for p in paths) / 1e3 / len(ids) if ids else 0.0
+    """kB of pack a packed run takes today, 0 where nothing is packed."""
+    ids = packs.packed(store)
+    return _pack_bytes(store) / 1e3 / len(ids) if ids else 0.0
 
 
 def _size_sentence(store: Path) -> str:
     """What the store takes against its limit (core.results.size), as the rest of a sentence."""
     files, disk = sz.size(store)
     within = "within" if max(files, disk) < sz.LIMIT else "over the limit of"
-    packed = sum(p.stat().st_size for p in packs.pack_paths(store))
+    packed = _pack_bytes(store)
     return (
         f", {files / 1e6:.2f} MB of files and {disk / 1e6:.2f} MB on disk in {sz.BLOCK // 1024} KiB blocks, {within} "
         f"{sz.LIMIT / 1e6:.0f} MB on both (tests/test_bundled.py). Its runs are packed ({packed / 1e6:.2f} MB in "
