@@ -76,23 +76,23 @@ def test_a_raises_member_steps_extend_the_censored_members_or_repeat_each_stop_f
     are carried (or stop where they did again), and a fourth member the point lacks runs 200 steps in both."""
     import pandas as pd
 
-    from core.report.reproduce import _raise_steps
+    from core.report.pending import raise_steps
 
     point = pd.DataFrame({"stop": ["cap", "solved", "pruned"], "stop_step": [100, 40, 20]})
-    assert _raise_steps(point, 100, 200, members=4) == (100 + 200, 200 + 40 + 20 + 200)
-    assert _raise_steps(point, 100, 200, members=3) == (100, 260)
+    assert raise_steps(point, 100, 200, members=4) == (100 + 200, 200 + 40 + 20 + 200)
+    assert raise_steps(point, 100, 200, members=3) == (100, 260)
     # the grid only widens (the cap stays): where the point is stored, only the new lr's member trains
-    assert _raise_steps(point, 100, 100, members=4) == (100, 100 + 40 + 20 + 100)
+    assert raise_steps(point, 100, 100, members=4) == (100, 100 + 40 + 20 + 100)
 
 
 def test_a_closed_point_with_a_best_lr_at_an_end_of_its_grid_gets_a_line_at_its_cap_one_lr_further_each_way():
     from test_endpoints import three_lrs
 
     from core.experiments.recipe import CRITERION_SWEEPS
-    from core.report.reproduce import _still_to_run
+    from core.report.pending import section
 
     line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
-    text = "\n".join(_still_to_run(three_lrs().assign(command=line)))
+    text = "\n".join(section(three_lrs().assign(command=line)))
     widened = line.replace("--lr grid", "--lr 0.0003,0.001,0.003,0.01,0.03").replace("--steps 6400", "--steps 1000")
     widened = widened.replace("--attention all", "--attention standard,stacked,bilinear").replace(
         "--seeds 5", "--seeds 10"
@@ -101,3 +101,41 @@ def test_a_closed_point_with_a_best_lr_at_an_end_of_its_grid_gets_a_line_at_its_
     row = next(r for r in text.splitlines() if widened in r)
     # 3 parameterizations x 10 seeds x 2 new lrs, each to the cap; the stored 90 runs are skipped
     assert "| stacked (0.001), bilinear (0.01) | 60,000 · " in row and row.endswith(" | 60 |")  # run files added
+
+
+def test_todo_prints_each_still_to_run_line_retargeted_to_train_the_same_runs_then_the_points_not_yet_trained(
+    monkeypatch, capsys
+):
+    """`todo --into S --device cuda --workers 4`: the Still to run line with its store, workers and device
+    changed, which plans the same jobs as the line itself and records as it (recipe.documented), then NOT_YET."""
+    from test_endpoints import three_lrs
+
+    from core.cli import todo
+    from core.cli.land import line_jobs
+    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET, documented
+    from core.report.pending import pending
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    runs = three_lrs().assign(command=line)
+    monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)  # a store holding these runs
+    want = list(pending(runs).line)
+    argv = ["todo", "--into", "/tmp/scratch", "--device", "cuda", "--workers", "4"]
+    assert len(want) == 1 and main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-len(NOT_YET) :] == [
+        n.replace("--store data", "--store /tmp/scratch").replace("--workers 2", "--workers 4") + " --device cuda"
+        for n in NOT_YET
+    ]
+    (got,) = printed[: -len(NOT_YET)]
+    assert "--store /tmp/scratch " in got and "--workers 4 " in got and got.endswith(" --device cuda")
+    assert documented(got) == documented(want[0])  # recorded as the line itself
+    here = got.removesuffix(" --device cuda")  # the sweep parser checks for a GPU
+    assert [j.run_ids() for j in line_jobs(here)] == [j.run_ids() for j in line_jobs(want[0])]
+
+
+def test_todo_names_a_bad_flag_in_one_line(tmp_path, capsys):
+    for argv, flag in ((["--device", "gpu"], "--device"), (["--store", str(tmp_path)], "--store")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["todo", *argv])
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and flag in err and len(err.strip().splitlines()) == 1

@@ -2,8 +2,8 @@
 
 flags (the flag types: one-line errors naming the field and its allowed values), sweep (`sweep`: its flags, the
 jobs they plan, the run and its report), store (`summary`, `export`, `prune`, `index`, `pack`, `report`), bench
-(`bench`), analysis (`baselines`, `pretrained`), land (`land`). The packages below expose functions only; this
-package may import any of them, and none of them imports it.
+(`bench`), analysis (`baselines`, `pretrained`), land (`land`), todo (`todo`). The packages below expose functions
+only; this package may import any of them, and none of them imports it.
 """
 
 import sys
@@ -34,6 +34,9 @@ def build_parser() -> Parser:
     from .land import add_land
 
     add_land(sub)
+    from .todo import add_todo
+
+    add_todo(sub)
     from .analysis import add_baselines, add_pretrained
     from .bench import add_bench  # torch-heavy modules load only for the CLI
 

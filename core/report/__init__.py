@@ -1,8 +1,8 @@
 """`python -m core report`: docs/results.md (every table and numeric claim, from a store; `results`) and
-docs/reproduce.md (every command behind it, with the compute each sweep measured; `reproduce`), both under the
-header in `common`. Generated, never edited by hand: a test regenerates both from data/ and compares them with
-the committed files. It may import attention, training, results, analysis and experiments; only the command
-line imports it."""
+docs/reproduce.md (every command behind it, with the compute each sweep measured; `reproduce`; what is still to run,
+`pending`, which `python -m core todo` prints too), both under the header in `common`. Generated, never edited by
+hand: a test regenerates both from data/ and compares them with the committed files. It may import attention,
+training, results, analysis and experiments; only the command line imports it."""
 
 from pathlib import Path
 

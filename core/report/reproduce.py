@@ -4,13 +4,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import endpoints, markdown
-from ..attention.registry import ATTENTION
+from ..analysis import markdown
 from ..experiments import recipe
 from ..results import packs
 from ..results import size as sz
 from ..results import store as st
 from .common import HEADER
+from .pending import section as still_to_run
 
 
 def _records(store: Path) -> pd.DataFrame:
@@ -29,80 +29,6 @@ def _compute(records: pd.DataFrame) -> pd.DataFrame:
     return records.groupby("command", sort=False).agg(
         runs=("runs", "sum"), gflop=("gflop", "sum"), seconds=("seconds", "sum"), parts=("runs", "size")
     )
-
-
-def _raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tuple[int, int]:
-    """The member-steps a point's line at `steps` (its cap, or twice it) takes at most, for `members` members in
-    all, counted from its runs: extended from their end states (only the members censored at the cap go on), and
-    trained from step 0 (each member that stopped before the cap stops where it did, the others run to `steps`); a
-    member the point lacks (a new lr or seed) trains from step 0 to `steps` in both."""
-    at_cap = int((point.stop == "cap").sum())
-    fresh = max(0, members - len(point)) * steps
-    return at_cap * (steps - cap) + fresh, at_cap * steps + int(point.stop_step[point.stop != "cap"].sum()) + fresh
-
-
-def _still_to_run(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
-    """The lines that would close what is open (endpoints.open_cells: the point's cap raised) and widen each grid
-    whose end holds a cell's best lr (endpoints.edge_cells: one lr further that way), one line per point, then the
-    points not yet trained to the criterion."""
-    every = endpoints.cells(runs)
-    n_open, n_edge = int(every.open.sum()), int(every.at_an_end.sum())
-    cells = every[every.open | every.at_an_end].sort_values("open", ascending=False, kind="stable")  # raises first
-    rows = []
-    keys = ["commands", "cap", "trained", "point_seeds", "point_lrs", "point_ids"]
-    for (point, cap, trained, seeds, lrs, ids), g in cells.groupby(keys, sort=False):
-        g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
-        wider = recipe.beyond_edges(lrs, set(g.lr[g.at_an_end]))
-        steps = 2 * int(cap) if g.open.any() else int(cap)
-        line = recipe.rerun(point, steps, trained, seeds, wider if wider != lrs else ())
-        members = len(trained) * seeds * len(wider)
-        extended, from_zero = _raise_steps(runs[runs.run_id.isin(ids)], int(cap), steps, members)
-        rows.append(
-            {
-                "command": f"`{line}`",
-                "open cells (improving of censored at the cap)": ", ".join(
-                    f"{r.attention} ({r.improving} of {r.censored})" for r in g[g.open].itertuples()
-                ),
-                "best lr at an end of the grid": ", ".join(
-                    f"{r.attention} ({r.lr:g})" for r in g[g.at_an_end].itertuples()
-                ),
-                "member-steps: extended · from step 0": f"{extended:,} · {from_zero:,}",
-                "runs added": f"{max(0, members - len(ids)):,}",  # a raise replaces its runs one for one
-            }
-        )
-    return [
-        "## Still to run",
-        "",
-        f"{n_open} cells are open: more than a tenth of their censored seeds were still improving at the cap "
-        "(`core.analysis.endpoints.open_cells`), so the protocol raises their cap. "
-        f"{n_edge} cells have their best lr at an end of their point's lrs (`core.analysis.endpoints.edge_cells`): "
-        "their optimum may lie outside the grid, so the protocol widens the grid one lr that way (the 1-3-10 ladder) "
-        "for the whole point. Each line is the one that made the point, for every parameterization there, at twice "
-        "its cap where a cell is open (a point is read at one cap) and at its cap where the grid only widens (only "
-        "the new lr trains; the stored runs are skipped and count towards the rule that stops a hopeless lr); in the "
-        "scratch store that trained the point it extends each member from its saved end state (a member that "
-        "stopped before the old cap is stored again as it was), elsewhere it trains them again from step 0 (the "
-        "same runs: the schedule does not depend on the cap); a new lr trains from step 0. The line with `--dry-run` "
-        "and your scratch store says which, and the member-steps at most, before anything trains; the table counts "
-        "them from `data/`'s runs (core/report/reproduce.py: an extension steps only the members censored at the "
-        "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap), and the runs "
-        "each adds to `data/` once landed (its new lrs' and seeds': a raised run replaces the shorter one"
-        + (f"; each about {per_run:.1f} kB of a pack" if per_run else "")
-        + "). A finished "
-        "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "
-        "a comment saying why it ran, "
-        '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
-        "below, from `prune` on.",
-        "",
-        markdown.table(pd.DataFrame(rows)) if rows else "None.",
-        "",
-        "Not yet trained to the criterion (the key-value pairs axis stops at 16 until it is):",
-        "",
-        "```",
-        *recipe.NOT_YET,
-        "```",
-        "",
-    ]
 
 
 def _pack_bytes(store: Path) -> int:
@@ -193,7 +119,7 @@ def reproduce(store: Path, command: str) -> str:
         "extension to a higher cap (the `--steps 12800` sweeps beside a 6,400 one) or a resumed part overcounts "
         "what it trained (a utilisation above the matmul peak in its record shows it); wall time is what each took.",
         "",
-        *_still_to_run(runs, _per_run(store)),
+        *still_to_run(runs, _per_run(store)),
         "## Then, once the sweeps are in",
         "",
         "```",

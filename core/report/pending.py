@@ -1,0 +1,99 @@
+"""What the criterion protocol still asks of a store: one sweep line per point whose cap must rise (an open cell)
+or whose lr grid must widen (a best lr at an end), counted from the store's runs; docs/reproduce.md's Still to run
+and `python -m core todo` both read it."""
+
+import pandas as pd
+
+from ..analysis import endpoints, markdown
+from ..attention.registry import ATTENTION
+from ..experiments import recipe
+
+COLUMNS = ["line", "open", "edges", "extended", "from_zero", "added"]
+
+
+def raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tuple[int, int]:
+    """The member-steps a point's line at `steps` (its cap, or twice it) takes at most, for `members` members in
+    all, counted from its runs: extended from their end states (only the members censored at the cap go on), and
+    trained from step 0 (each member that stopped before the cap stops where it did, the others run to `steps`); a
+    member the point lacks (a new lr or seed) trains from step 0 to `steps` in both."""
+    at_cap = int((point.stop == "cap").sum())
+    fresh = max(0, members - len(point)) * steps
+    return at_cap * (steps - cap) + fresh, at_cap * steps + int(point.stop_step[point.stop != "cap"].sum()) + fresh
+
+
+def pending(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per point to run again, raises first: its line (recipe.rerun: twice its cap where a cell is open,
+    its lrs one step wider at each end holding a best lr), its open and edge cells in words, its member-steps
+    extended and from step 0 (raise_steps), and the runs it adds once landed (a raised run replaces its own)."""
+    every = endpoints.cells(runs)
+    cells = every[every.open | every.at_an_end].sort_values("open", ascending=False, kind="stable")
+    rows = []
+    keys = ["commands", "cap", "trained", "point_seeds", "point_lrs", "point_ids"]
+    for (point, cap, trained, seeds, lrs, ids), g in cells.groupby(keys, sort=False):
+        g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
+        wider = recipe.beyond_edges(lrs, set(g.lr[g.at_an_end]))
+        steps = 2 * int(cap) if g.open.any() else int(cap)
+        members = len(trained) * seeds * len(wider)
+        extended, from_zero = raise_steps(runs[runs.run_id.isin(ids)], int(cap), steps, members)
+        rows.append(
+            {
+                "line": recipe.rerun(point, steps, trained, seeds, wider if wider != lrs else ()),
+                "open": ", ".join(f"{r.attention} ({r.improving} of {r.censored})" for r in g[g.open].itertuples()),
+                "edges": ", ".join(f"{r.attention} ({r.lr:g})" for r in g[g.at_an_end].itertuples()),
+                "extended": extended,
+                "from_zero": from_zero,
+                "added": max(0, members - len(ids)),
+            }
+        )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
+    """docs/reproduce.md's Still to run: the pending lines as a table, then the points not yet trained to the
+    criterion."""
+    every = endpoints.cells(runs)
+    n_open, n_edge = int(every.open.sum()), int(every.at_an_end.sum())
+    todo = pending(runs)
+    table = pd.DataFrame(
+        {
+            "command": [f"`{line}`" for line in todo.line],
+            "open cells (improving of censored at the cap)": todo.open,
+            "best lr at an end of the grid": todo.edges,
+            "member-steps: extended · from step 0": [f"{e:,} · {z:,}" for e, z in zip(todo.extended, todo.from_zero)],
+            "runs added": [f"{n:,}" for n in todo.added],
+        }
+    )
+    return [
+        "## Still to run",
+        "",
+        f"{n_open} cells are open: more than a tenth of their censored seeds were still improving at the cap "
+        "(`core.analysis.endpoints.open_cells`), so the protocol raises their cap. "
+        f"{n_edge} cells have their best lr at an end of their point's lrs (`core.analysis.endpoints.edge_cells`): "
+        "their optimum may lie outside the grid, so the protocol widens the grid one lr that way (the 1-3-10 ladder) "
+        "for the whole point. Each line is the one that made the point, for every parameterization there, at twice "
+        "its cap where a cell is open (a point is read at one cap) and at its cap where the grid only widens (only "
+        "the new lr trains; the stored runs are skipped and count towards the rule that stops a hopeless lr); in the "
+        "scratch store that trained the point it extends each member from its saved end state (a member that "
+        "stopped before the old cap is stored again as it was), elsewhere it trains them again from step 0 (the "
+        "same runs: the schedule does not depend on the cap); a new lr trains from step 0. The line with `--dry-run` "
+        "and your scratch store says which, and the member-steps at most, before anything trains; the table counts "
+        "them from `data/`'s runs (core/report/pending.py: an extension steps only the members censored at the "
+        "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap), and the runs "
+        "each adds to `data/` once landed (its new lrs' and seeds': a raised run replaces the shorter one"
+        + (f"; each about {per_run:.1f} kB of a pack" if per_run else "")
+        + "). `python -m core todo --into SCRATCH` prints these lines and the ones below, one per line, for that "
+        "store (`--device cuda --workers 4` on a GPU). A finished "
+        "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "
+        "a comment saying why it ran, "
+        '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
+        "below, from `prune` on.",
+        "",
+        markdown.table(table) if len(todo) else "None.",
+        "",
+        "Not yet trained to the criterion (the key-value pairs axis stops at 16 until it is):",
+        "",
+        "```",
+        *recipe.NOT_YET,
+        "```",
+        "",
+    ]
