@@ -139,3 +139,15 @@ def test_todo_names_a_bad_flag_in_one_line(tmp_path, capsys):
             main(["todo", *argv])
         err = capsys.readouterr().err
         assert exit_.value.code == 2 and flag in err and len(err.strip().splitlines()) == 1
+
+
+def test_todo_adds_a_store_or_workers_a_line_does_not_name_and_quotes_a_store_for_the_shell():
+    import shlex
+
+    from core.cli.todo import for_store
+
+    assert for_store("python -m core sweep --task x", "/tmp/s", None, 3) == (
+        "python -m core sweep --task x --store /tmp/s --workers 3"
+    )
+    line = for_store("python -m core sweep --task x --store data --workers 2", "/tmp/my store", "cuda")
+    assert shlex.split(line)[4:] == ["--task", "x", "--store", "/tmp/my store", "--workers", "2", "--device", "cuda"]

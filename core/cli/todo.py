@@ -23,10 +23,11 @@ def add_todo(sub):
 
 def for_store(line: str, into: str | None = None, device: str | None = None, workers: int | None = None) -> str:
     """A recipe line retargeted: its store, its workers, a device; the runs it plans stay the same."""
-    if into is not None:
-        line = re.sub(r"--store \S+", lambda _: f"--store {shlex.quote(into)}", line)
-    if workers is not None:
-        line = re.sub(r"--workers \d+", f"--workers {workers}", line)
+    for flag, value in (("--store", into and shlex.quote(into)), ("--workers", workers)):
+        if value is not None:  # replaced where the line names it, else added
+            named = f"{flag} {value}"
+            line, n = re.subn(rf"{flag} \S+", lambda _, named=named: named, line)
+            line += "" if n else f" {named}"
     return line + (f" --device {device}" if device else "")
 
 
