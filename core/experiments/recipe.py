@@ -179,6 +179,12 @@ CRITERION_SWEEPS = (
     # two sweeps on a core each sharing the jobs through their claims
     f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01').replace('12800', '25600')} "
     f"{_NO_IDENTITY} --d-head 8",
+    # d_head 8 to 51,200 (tied_qkv: 4 of 4 censored seeds still improving at 25,600): tied_qk's and tied_qkv's
+    # censored members went on from their 25,600 end states in the scratch store, mqa and gqa (whose end states
+    # stayed on the lent GPU) trained again from step 0, on this CPU; two sweeps on a core each shared the jobs, and
+    # tied_qkv's, restarted from its checkpoint on both cores once the others were done, wrote no record before that
+    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01').replace('12800', '51200')} "
+    f"{_NO_IDENTITY} --d-head 8",
     # 16 key-value pairs, trained on a lent H100 (--device cuda --workers 4: 4 min 15 s for its 160 members; on the
     # 2-core CPU every member that does not solve runs to the cap, an estimated 6.5 hours)
     f"{_CRITERION_SCAN} --attention all --length 16",
