@@ -21,11 +21,12 @@ def raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tupl
     return at_cap * (steps - cap) + fresh, at_cap * steps + int(point.stop_step[point.stop != "cap"].sum()) + fresh
 
 
-def pending(runs: pd.DataFrame) -> pd.DataFrame:
+def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per point to run again, raises first: its line (recipe.rerun: twice its cap where a cell is open,
     its lrs one step wider at each end holding a best lr), its open and edge cells in words, its member-steps
-    extended and from step 0 (raise_steps), and the runs it adds once landed (a raised run replaces its own)."""
-    every = endpoints.cells(runs)
+    extended and from step 0 (raise_steps), and the runs it adds once landed (a raised run replaces its own).
+    `every`: endpoints.cells(runs), where the caller has it."""
+    every = endpoints.cells(runs) if every is None else every
     cells = every[every.open | every.at_an_end].sort_values("open", ascending=False, kind="stable")
     rows = []
     keys = ["commands", "cap", "trained", "point_seeds", "point_lrs", "point_ids"]
@@ -53,7 +54,7 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
     criterion."""
     every = endpoints.cells(runs)
     n_open, n_edge = int(every.open.sum()), int(every.at_an_end.sum())
-    todo = pending(runs)
+    todo = pending(runs, every)
     table = pd.DataFrame(
         {
             "command": [f"`{line}`" for line in todo.line],
