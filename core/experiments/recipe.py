@@ -216,13 +216,14 @@ def scan_command(command: str) -> str:
 
 def documented(command: str) -> str:
     """The recipe line a recorded command ran (its flags in any order), or its scan_command where no line matches."""
-    return _LINES.get(_flags_sorted(command), scan_command(command))
+    scanned = scan_command(command)
+    return _LINES.get(_flags_sorted(scanned), scanned)
 
 
-def _flags_sorted(command: str) -> str:
-    """scan_command with its flags sorted: argparse reads them in any order, so two orders run the same runs (a
+def _flags_sorted(scanned: str) -> str:
+    """A scan_command with its flags sorted: argparse reads them in any order, so two orders run the same runs (a
     sweep run by hand on a lent GPU named d_head 8's flags in another order than its recipe line)."""
-    head, *flags = re.split(r" (?=--)", scan_command(command))
+    head, *flags = re.split(r" (?=--)", scanned)
     return " ".join([head, *sorted(flags)])
 
 
@@ -270,5 +271,5 @@ def _step(lr: float, way: int) -> float:
 
 
 _ENGINE = re.compile(r" --(?:device|workers|ray) \S+| --quiet\b")
-_LINES = {_flags_sorted(c): c for c in CRITERION_SWEEPS}
+_LINES = {_flags_sorted(scan_command(c)): c for c in CRITERION_SWEEPS}
 _ORDER = {c: i for i, c in enumerate(CRITERION_SWEEPS)}
