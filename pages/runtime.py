@@ -59,6 +59,7 @@ if not sw.empty:
         "peak_gflops",
         "utilisation",
         "step_utilisation",
+        "cancelled",
     ]
     sw = sw[[c for c in cols if c in sw]].astype({"jobs": int, "runs": int, "steps": int, "threads": int})
     if "carried" in sw:  # records written before it was counted have none: shown as a dash, not as 0
@@ -88,7 +89,9 @@ if not sw.empty:
         "`step_utilisation`: the training steps alone, their FLOPs over the thread-seconds spent in them, against "
         "one thread's share of that peak. Only the steps a sweep took count: a run taken up from a checkpoint or a "
         "shorter cap's end state counts its new steps, and `carried` runs (stopped before a shorter cap, stored "
-        "again under the new one) none (– in records written before they were counted)."
+        "again under the new one) none (– in records written before they were counted). A `cancelled` sweep (Ctrl-C, "
+        "SIGTERM) counts the FLOPs of the runs it stored only: its jobs in flight stored nothing, so its utilisation "
+        "is blank."
     )
     above = int((sw.utilisation >= 1).sum())
     if above:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from unittest import mock
 
@@ -234,3 +235,35 @@ def test_a_sweep_record_counts_the_runs_that_sweep_stored_not_another_sweeps(tmp
     runs = st.load_runs(tmp_path / "b").set_index("run_id")
     share = runs.loc[counts["stored"], "steps_done"].sum() / runs.steps_done.sum()  # seed 1's steps of both seeds'
     assert both.gflop.iloc[0] == pytest.approx(alone.gflop.iloc[0] * share)
+
+
+def test_a_cancelled_sweep_records_its_wall_time_and_the_flops_of_the_runs_it_stored(tmp_path):
+    """Ctrl-C (or SIGTERM, through core.cli) during the second job: the first job's runs are stored and counted,
+    the cancel comes back as counts, not as an exception, and the record says its FLOPs are a floor (cancelled,
+    no utilisation); the claims are released."""
+    import math
+
+    from core.experiments import sweep
+    from core.experiments.flops import measured_sweep
+
+    train = TrainConfig(steps=40, eval_every=10, batch_size=8, warmup=5, until="solved", schedule="constant", lr=3e-3)
+    plan = partial(sweep.plan, tasks=["reverse"], n_seeds=1, train=train, model_overrides={"d_model": 16, "n_heads": 2})
+
+    def measured(store, attentions, cancel_at=None):
+        missing = {}
+
+        def on_job(job, n):
+            if job.model.attention == cancel_at:
+                raise KeyboardInterrupt
+            missing[job] = n
+
+        run = partial(sweep.run, store, plan(attentions), "cpu", on_job=on_job)
+        return measured_sweep(run, missing, "cpu", 1, runs=lambda: st.load_runs(store))
+
+    counts, part = measured(tmp_path / "a", ["standard", "mqa"], cancel_at="mqa")
+    _, whole = measured(tmp_path / "b", ["standard"])
+    assert counts["cancelled"] and counts["trained"] == 1 and len(st.load_runs(tmp_path / "a")) == 1
+    assert not list((tmp_path / "a").glob("claims/*.claim"))
+    row = part.iloc[0]
+    assert bool(row.cancelled) and not whole.cancelled.iloc[0] and row.seconds > 0
+    assert row.gflop == pytest.approx(whole.gflop.iloc[0]) and math.isnan(row.utilisation)

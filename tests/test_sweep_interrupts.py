@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from tiny import TINY_FLAGS
 
 from core.results import store as st
@@ -82,3 +83,35 @@ def test_ctrl_c_on_a_sweep_with_workers_is_a_one_line_cancel_that_releases_its_c
         "python -m core sweep: cancelled; what finished before it is stored"
     ], err
     assert not list(tmp_path.rglob("*.claim")) and not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_on_a_background_sweep_cancels_cleanly_and_records_its_part(tmp_path, workers):
+    # a background job (`cmd &`) starts with SIGINT ignored: SIGTERM (kill's and timeout's default) is what reaches it
+    argv = sweep_argv(tmp_path, f"--steps 20000 --seeds 2 --attention standard,mqa --task reverse --workers {workers}")
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not list(tmp_path.glob("claims/*.claim")):
+            time.sleep(0.05)
+        time.sleep(2)  # training
+        proc.send_signal(signal.SIGTERM)  # the sweep's own process only: its workers follow it
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130 and err.strip().splitlines() == [
+        "python -m core sweep: cancelled; what finished before it is stored"
+    ], err
+    assert "until the cancel" in out and not list(tmp_path.rglob("*.claim"))
+    record = st.load_named(tmp_path, "bench")
+    assert len(record) == 1 and bool(record.cancelled.iloc[0]) and record.seconds.iloc[0] > 2

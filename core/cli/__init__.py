@@ -6,7 +6,9 @@ jobs they plan, the run and its report), store (`summary`, `export`, `prune`, `i
 only; this package may import any of them, and none of them imports it.
 """
 
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from ..analysis.blas import one_blas_thread
@@ -17,6 +19,15 @@ from .store import add_export, add_index, add_pack, add_prune, add_report, add_s
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     print(f"warning: {message}", file=sys.stderr)
+
+
+def _terminate_as_cancel() -> None:
+    """SIGTERM (kill, timeout, a scheduler's stop) cancels as Ctrl-C does: claims and temp files are released and
+    a sweep records the part it ran. A background job (`cmd &`) starts with SIGINT ignored, so SIGTERM is the
+    signal that reaches it. Left alone where SIGTERM was ignored on purpose."""
+    main_thread = threading.current_thread() is threading.main_thread()  # the only one that may set a handler
+    if main_thread and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 def build_parser() -> Parser:
@@ -51,6 +62,7 @@ def main(argv=None) -> int:
 
     warnings.showwarning = _one_line_warning  # a skipped file is one line, not Python's two-line format
     one_blas_thread()
+    _terminate_as_cancel()
     parser = build_parser()
     args = parser.parse_args(argv)
     sub = next(a for a in parser._actions if a.dest == "command")

@@ -211,6 +211,8 @@ def cmd_sweep(args, parser):
     if report is not None:  # the Runtime page shows the newest; each sweep keeps its own record
         st.write_named(args.store, "bench", st.sweep_record_name(), report, {"device": device, "workers": workers})
         print_utilisation(report.iloc[0], args.precision, threads, device)
+    if counts["cancelled"]:  # recorded above; main reports the cancel (one line, exit status 130)
+        raise KeyboardInterrupt
     if counts["failed"]:
         print(
             f"error: failed twice (a worker died or the job raised): {', '.join(counts['failed'])}; those runs "
@@ -280,6 +282,9 @@ def print_outcome(args, jobs, runs, counts) -> None:
 def print_utilisation(r, precision: str, threads: int, device) -> None:
     """The sweep's wall time and FLOP/s against the matmul peak measured on this machine."""
     minutes, seconds = divmod(round(r.seconds), 60)
+    if r.get("cancelled"):  # the jobs in flight stored nothing: their FLOPs are not known
+        print(f"{minutes} min {seconds} s wall ({precision}) until the cancel; {r.gflop:.1f} GFLOP in the runs stored")
+        return
     where = f"on the {device_name(device)}" if str(device).startswith("cuda") else f"at {threads} threads"
     print(
         f"{minutes} min {seconds} s wall ({precision}), {r.gflops:.1f} GFLOP/s = {r.utilisation:.0%} "

@@ -85,6 +85,10 @@ def measured_sweep(
     ensemble spent in its training steps (`step_seconds`, on its `threads`), the training steps' own
     utilisation of the per-thread peak, evaluations, start-up and waiting excluded.
     Without `runs`, every trained run counts all its steps.
+    A cancelled sweep (counts["cancelled"]) is recorded too, once any job had members to train: its wall time is
+    compute spent, but the steps of the jobs in flight (kept in their checkpoints, taken up by the rerun, which
+    counts only its own) stored no run, so its FLOPs are those of the runs it stored, a floor, and its
+    utilisation is not known (NaN).
     Returns run()'s counts and a one-row table (None when nothing trained)."""
     # a bracket of 0.2 s is ten or more repeats here: their median moves less than the machine does during a sweep,
     # and a short sweep (the Train page's, a rerun with little left) does not spend most of its time measuring
@@ -93,7 +97,8 @@ def measured_sweep(
     t0 = time.perf_counter()
     counts = run()
     seconds = time.perf_counter() - t0
-    if not counts["trained"]:
+    cancelled = bool(counts.get("cancelled")) and any(missing.values())
+    if not counts["trained"] and not cancelled:
         return counts, None
     peak = (before + measure()) / 2
     trained = {job: n for job, n in missing.items() if n}
@@ -103,28 +108,32 @@ def measured_sweep(
         new = new.assign(taken=(new.steps_done - new.steps_from).clip(lower=0))
     share = _new_steps(new, trained) if new is not None else trained  # {job: runs' worth of new steps}
     share = {job: v for job, v in share.items() if v > 0}  # a job whose worker died twice stored nothing
-    if not share:
+    if not share and not cancelled:
         return counts, None
     parts = {job: job_flops(job) for job in share}  # (steps, evaluations) of one run, had it run every step
     flop = sum((parts[job][0] + parts[job][1]) * v for job, v in share.items())
+    known = float("nan") if cancelled else 1.0  # a cancelled part's FLOPs leave out its jobs in flight
     row = {
         "kind": "sweep",
         "precision": precision,
         "jobs": len(share),
         "runs": counts["trained"],
         "carried": counts.get("carried", 0),  # stored again from a shorter cap, not trained: no FLOPs counted
-        "steps": next(iter(share)).train.steps,
+        "steps": next(iter(share or trained)).train.steps,
         "threads": threads,
         "seconds": seconds,
         "runs_per_min": 60 * counts["trained"] / seconds,
         "gflop": flop / 1e9,
-        "gflops": flop / seconds / 1e9,
+        "gflops": known * flop / seconds / 1e9,
         "peak_gflops": peak / 1e9,
-        "utilisation": flop / seconds / peak,
+        "utilisation": known * flop / seconds / peak,
+        "cancelled": cancelled,
     }
     if new is not None:
         step_flop = {job: parts[job][0] * v for job, v in share.items()}
-        row["step_utilisation"] = _step_utilisation(new[new.taken > 0], step_flop, peak / threads)
+        row["step_utilisation"] = (
+            _step_utilisation(new[new.taken > 0], step_flop, peak / threads) if share else float("nan")
+        )
     return counts, pd.DataFrame([row])
 
 

@@ -133,6 +133,9 @@ def run(
     wrote), and under until="solved" carried (stopped before a shorter cap: stored again under this one, not
     trained).
 
+    A KeyboardInterrupt (Ctrl-C) cancels: the jobs in flight stop (their checkpoints stay, for a rerun to go on
+    from) and the counts come back with cancelled set, as should_stop's do.
+
     on_step(n) is called as training advances n member-steps; on_stop(why, steps_left) as a member stops
     (core.training.criterion.STOPS), steps_left before its cap (not from Ray). workers > 1 trains that many jobs at
     once in worker processes (core.experiments.workers); `ray` (local or HOST:PORT) trains every job as a task
@@ -179,6 +182,8 @@ def run(
             todo = longest_first(todo, _history(store, todo))
             for done in _engine(store, todo, device, command, workers, ray, on_step, on_stop):
                 _add(counts, done)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (core.cli): what finished is stored and counted
+        counts["cancelled"] = True
     except ClusterError as err:
         raise SweepError(str(err)) from None
     except OSError as err:
