@@ -55,10 +55,13 @@ def test_kill_mid_sweep_then_rerun_stores_every_run_exactly_once(tmp_path):
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
 
 
-def test_ctrl_c_on_a_sweep_with_workers_is_a_one_line_cancel_that_releases_its_claims(tmp_path):
-    argv = sweep_argv(tmp_path, "--steps 20000 --seeds 2 --attention standard,mqa --task reverse --workers 2")
-    # SIGINT as a terminal leaves it, even where this suite itself runs in the background (a shell's `&`
-    # starts it with SIGINT ignored, which children inherit and Python then leaves ignored)
+CANCELLED = ["python -m core sweep: cancelled; what finished before it is stored"]
+
+
+def interrupted(store, workers: int, sigint, send) -> tuple[int, str, str]:
+    """A long sweep started with SIGINT's disposition `sigint`, sent a signal by `send(proc)` once it trains:
+    (exit status, stdout, stderr)."""
+    argv = sweep_argv(store, f"--steps 20000 --seeds 2 --attention standard,mqa --task reverse --workers {workers}")
     proc = subprocess.Popen(
         argv,
         cwd=ROOT,
@@ -66,52 +69,37 @@ def test_ctrl_c_on_a_sweep_with_workers_is_a_one_line_cancel_that_releases_its_c
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
     )
     try:
         deadline = time.time() + 120
-        while time.time() < deadline and not list(tmp_path.glob("claims/*.claim")):
+        while time.time() < deadline and not list(store.glob("claims/*.claim")):
             time.sleep(0.05)
         time.sleep(2)  # the workers are starting or training
-        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends: the whole foreground group
-        _, err = proc.communicate(timeout=60)
+        send(proc)
+        out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:  # never left running past the test
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    assert proc.returncode == 130 and err.strip().splitlines() == [
-        "python -m core sweep: cancelled; what finished before it is stored"
-    ], err
+    return proc.returncode, out, err
+
+
+def test_ctrl_c_on_a_sweep_with_workers_is_a_one_line_cancel_that_releases_its_claims(tmp_path):
+    # SIGINT as a terminal leaves it, even where this suite itself runs in the background (a shell's `&`
+    # starts it with SIGINT ignored, which children inherit and Python then leaves ignored); Ctrl-C in a
+    # terminal sends it to the whole foreground group
+    rc, _, err = interrupted(tmp_path, 2, signal.SIG_DFL, lambda proc: os.killpg(proc.pid, signal.SIGINT))
+    assert rc == 130 and err.strip().splitlines() == CANCELLED, err
     assert not list(tmp_path.rglob("*.claim")) and not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigterm_on_a_background_sweep_cancels_cleanly_and_records_its_part(tmp_path, workers):
-    # a background job (`cmd &`) starts with SIGINT ignored: SIGTERM (kill's and timeout's default) is what reaches it
-    argv = sweep_argv(tmp_path, f"--steps 20000 --seeds 2 --attention standard,mqa --task reverse --workers {workers}")
-    proc = subprocess.Popen(
-        argv,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
-    )
-    try:
-        deadline = time.time() + 120
-        while time.time() < deadline and not list(tmp_path.glob("claims/*.claim")):
-            time.sleep(0.05)
-        time.sleep(2)  # training
-        proc.send_signal(signal.SIGTERM)  # the sweep's own process only: its workers follow it
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == 130 and err.strip().splitlines() == [
-        "python -m core sweep: cancelled; what finished before it is stored"
-    ], err
+    # a background job (`cmd &`) starts with SIGINT ignored: SIGTERM (kill's and timeout's default) is what reaches
+    # it, sent to the sweep's own process only (its workers follow it)
+    rc, out, err = interrupted(tmp_path, workers, signal.SIG_IGN, lambda proc: proc.send_signal(signal.SIGTERM))
+    assert rc == 130 and err.strip().splitlines() == CANCELLED, err
     assert "until the cancel" in out and not list(tmp_path.rglob("*.claim"))
     record = st.load_named(tmp_path, "bench")
     assert len(record) == 1 and bool(record.cancelled.iloc[0]) and record.seconds.iloc[0] > 2
