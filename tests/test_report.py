@@ -151,3 +151,31 @@ def test_todo_adds_a_store_or_workers_a_line_does_not_name_and_quotes_a_store_fo
     )
     line = for_store("python -m core sweep --task x --store data --workers 2", "/tmp/my store", "cuda")
     assert shlex.split(line)[4:] == ["--task", "x", "--store", "/tmp/my store", "--workers", "2", "--device", "cuda"]
+
+
+def test_todo_at_most_keeps_the_lines_that_fit_counting_a_line_without_runs_as_its_dry_run_does(
+    monkeypatch, capsys, tmp_path
+):
+    """`todo --at-most N`: a Still to run line by its member-steps from step 0 (pending), a NOT_YET line by the most
+    its plan can take, which is what `sweep --dry-run` prints for it on an empty store."""
+    import re
+
+    from test_endpoints import three_lrs
+
+    from core.cli import todo
+    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
+    from core.report.pending import pending
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    runs = three_lrs().assign(command=line)
+    monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)
+    (cost,) = pending(runs).from_zero
+    for not_yet in NOT_YET:
+        argv = not_yet.removeprefix("python -m core ").replace("--store data", f"--store {tmp_path}").split()
+        assert main([*argv, "--dry-run"]) == 0
+        most = int(re.search(r"at most ([\d,]+) member-steps", capsys.readouterr().out)[1].replace(",", ""))
+        assert todo.most_steps(not_yet) == most
+    for at_most in sorted({cost, cost - 1, *(todo.most_steps(n) for n in NOT_YET)}):
+        assert main(["todo", "--at-most", str(at_most)]) == 0
+        printed = capsys.readouterr().out.splitlines()
+        assert len(printed) == (cost <= at_most) + sum(todo.most_steps(n) <= at_most for n in NOT_YET)

@@ -1,5 +1,6 @@
 """`python -m core todo`: the sweep lines the criterion protocol still asks of a store (docs/reproduce.md's Still to
-run, core.report.pending), then the points not yet trained to it, one runnable line each, for a shell loop."""
+run, core.report.pending), then the points not yet trained to it, one runnable line each, for a shell loop.
+`--at-most N` keeps the lines a time-boxed machine can finish: its measured member-steps a minute times its minutes."""
 
 import re
 import shlex
@@ -18,6 +19,14 @@ def add_todo(sub):
     p.add_argument("--into", type=read_store, default=None, help="scratch store the lines train into (default: theirs)")
     p.add_argument("--device", type=choice("device", ("cpu", "cuda")), default=None, help="cpu or cuda")
     p.add_argument("--workers", type=bounded_int("workers", MAX_WORKERS), default=None, help="jobs trained at once")
+    p.add_argument(
+        "--at-most",
+        type=bounded_int("at-most", 10**12),
+        default=None,
+        metavar="MEMBER_STEPS",
+        help="only the lines of at most this many member-steps trained from step 0 (a line's most, where no runs "
+        "of it are stored)",
+    )
     p.set_defaults(func=cmd_todo)
 
 
@@ -37,5 +46,16 @@ def cmd_todo(args, parser):
     runs = st.load_runs(args.store)
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
-    for line in [*pending(runs).line, *recipe.NOT_YET]:
-        print(for_store(line, args.into, args.device, args.workers))
+    todo = pending(runs)
+    lines = [*zip(todo.line, todo.from_zero), *((line, None) for line in recipe.NOT_YET)]
+    for line, cost in lines:
+        if args.at_most is None or (cost if cost is not None else most_steps(line)) <= args.at_most:
+            print(for_store(line, args.into, args.device, args.workers))
+
+
+def most_steps(line: str) -> int:
+    """The member-steps a line takes at most: every member it plans, to its cap."""
+    from .land import line_jobs
+
+    jobs = line_jobs(line)
+    return sum(len(job.members) * job.train.steps for job in jobs)
