@@ -101,6 +101,8 @@ def test_a_closed_point_with_a_best_lr_at_an_end_of_its_grid_gets_a_line_at_its_
     row = next(r for r in text.splitlines() if widened in r)
     # 3 parameterizations x 10 seeds x 2 new lrs, each to the cap; the stored 90 runs are skipped
     assert "| stacked (0.001), bilinear (0.01) | 60,000 · " in row and row.endswith(" | 60 |")  # run files added
+    from_zero = row.split(" | ")[-2].split(" · ")[1]
+    assert f"In all, 60,000 member-steps extended, {from_zero} from step 0" in text  # the one line's, summed
 
 
 def test_todo_prints_each_still_to_run_line_retargeted_to_train_the_same_runs_then_the_points_not_yet_trained(

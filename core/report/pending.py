@@ -91,6 +91,15 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         "",
         markdown.table(table) if len(todo) else "None.",
         "",
+        *(
+            [
+                f"In all, {todo.extended.sum():,} member-steps extended, {todo.from_zero.sum():,} from step 0 "
+                "(`python -m core todo --at-most N` prints only the lines of at most N from step 0).",
+                "",
+            ]
+            if len(todo)
+            else []
+        ),
         "Not yet trained to the criterion (the key-value pairs axis stops at 16 until it is):",
         "",
         "```",
