@@ -185,6 +185,12 @@ CRITERION_SWEEPS = (
     # tied_qkv's, restarted from its checkpoint on both cores once the others were done, wrote no record before that
     f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01').replace('12800', '51200')} "
     f"{_NO_IDENTITY} --d-head 8",
+    # d_head 8's grid one step further down (3e-5) for the whole point, since tied_qk's best lr at 51,200 (1e-4) was
+    # the lowest; the stored runs of the other lrs are skipped. On this CPU, two sweeps on a core each; the parts
+    # they ran in the session before (standard's, stacked's and bilinear's new members, and the first 3,000 or so
+    # steps of tied_qk's and tied_qkv's) were killed at its end and wrote no record
+    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 3e-05,0.0001,0.0003,0.001,0.003,0.01').replace('12800', '51200')} "
+    f"{_NO_IDENTITY} --d-head 8",
     # 16 key-value pairs, trained on a lent H100 (--device cuda --workers 4: 4 min 15 s for its 160 members; on the
     # 2-core CPU every member that does not solve runs to the cap, an estimated 6.5 hours)
     f"{_CRITERION_SCAN} --attention all --length 16",
