@@ -166,6 +166,24 @@ def test_runtime_page_shows_the_criterion_bench_and_says_which_command_makes_it_
     assert not any("--criterion` makes them" in i.value for i in at.info)
 
 
+def test_runtime_page_shows_a_cancelled_sweeps_record_without_a_utilisation(stores_root):
+    """A sweep stopped by Ctrl-C or SIGTERM records its wall time and the FLOPs of the runs it stored only: the
+    page marks it cancelled and leaves its utilisation blank, not a low number."""
+    from core.results import store as st
+
+    shutil.copytree(ROOT / "data" / "packs", stores_root / "cut" / "packs")
+    names = sorted((ROOT / "data" / "bench").glob("sweep-*.parquet"))
+    record = pd.read_parquet(names[-1]).assign(cancelled=True, gflops=float("nan"), utilisation=float("nan"))
+    st.write_named(stores_root / "cut", "bench", "sweep-20990101T000000-1", record, {"device": "cpu"})
+    shutil.copy(names[0], stores_root / "cut" / "bench" / names[0].name)  # an older record: no cancelled column
+    at = open_page("runtime", store="cut")
+    sw = next(df.value for df in at.dataframe if "seconds_at_peak" in df.value)
+    assert len(sw) == 2 and sw.cancelled.tolist().count(True) == 1
+    cut = sw[sw.cancelled == True]  # noqa: E712 (the older record's is missing, not False)
+    assert cut.utilisation.isna().all() and (cut.seconds > 0).all()
+    assert "A `cancelled` sweep" in " ".join(c.value for c in at.caption)
+
+
 def test_runs_page_sorts_and_filters_from_the_url():
     at = open_page("runs", rsort="test_acc", rdesc="1", rstatus="ok", attn="standard,identity", tasks="sort")
     table = next(df.value for df in at.dataframe if "run_id" in df.value)
