@@ -36,6 +36,13 @@ _NO_IDENTITY = "--attention standard,stacked,bilinear,tied_qk,tied_qkv,mqa,gqa" 
 _EASY = ("reverse", "sort", "histogram")  # every parameterization solves them: a check that tying costs nothing there
 _UP = "0.0003,0.001,0.003,0.01,0.03"  # the grid one lr wider at its top
 _DOWN = "0.0001,0.0003,0.001,0.003,0.01"  # and at its bottom
+
+
+def _extended(lrs: str, cap: int = 12800) -> str:
+    """_EXTENDED_SCAN over these lrs (a widened grid) at this cap."""
+    return _EXTENDED_SCAN.replace("--lr grid", f"--lr {lrs}").replace("12800", str(cap))
+
+
 CRITERION_SWEEPS = (
     # induction's cap is 12,800: at 6,400 identity's and tied_qkv's censored seeds were still improving. The 6,400
     # grid's saved end states were lost with a machine, so the grid was trained again to 12,800 (the schedule does
@@ -90,18 +97,18 @@ CRITERION_SWEEPS = (
     f"{_INDUCTION_SCAN} --attention all --n-heads 2",
     # d_head 4's lr grid one step down for the whole point (tied_qk's best lr, 3e-4, was its lowest); the stored runs
     # of the four grid lrs are skipped and count towards the rule that stops a hopeless lr
-    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} {_NO_IDENTITY} --d-head 4",
+    f"{_extended(_DOWN)} {_NO_IDENTITY} --d-head 4",
     f"{_INDUCTION_SCAN} --attention all --n-heads 1",
     f"{_CRITERION_SCAN} --attention all --d-model 128",
     # d_model 32's open cells (tied_qkv's and identity's seeds still improving at 6,400) to 12,800 by extension, and
     # the grid one step up (3e-2) for the whole point, since identity's best lr there was the highest (1e-2)
-    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0003,0.001,0.003,0.01,0.03')} --attention all --d-model 32",
+    f"{_extended(_UP)} --attention all --d-model 32",
     # d_head 8's grid one step down for the whole point (tied_qkv's best lr, 3e-4, where it stops solving, was its
     # lowest); the stored runs of the four grid lrs are skipped and count towards the rule that stops a hopeless lr
-    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} {_NO_IDENTITY} --d-head 8",
+    f"{_extended(_DOWN)} {_NO_IDENTITY} --d-head 8",
     # n_heads 8's grid one step down for the whole point (tied_qkv's best lr, 3e-4, where it stops solving, was its
     # lowest); the stored runs of the four grid lrs are skipped and count towards the rule that stops a hopeless lr
-    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01')} --attention all --n-heads 8",
+    f"{_extended(_DOWN)} --attention all --n-heads 8",
     # d_head 2's mqa and gqa (a point of their own: their n_kv_heads) to 12,800, where 2 of 5 censored seeds of each
     # were still improving at 6,400: trained from step 0 on this CPU (the end states stayed on the lent GPU), so the
     # first 6,400 steps of each member are also the GPU's runs, trained again
@@ -177,20 +184,17 @@ CRITERION_SWEEPS = (
     # d_head 8 to 25,600 (tied_qkv: its censored seeds still improving at 12,800), every member from step 0 (the
     # 12,800 end states were lost with a machine): mqa's and gqa's jobs on a lent H100, the other five on this CPU,
     # two sweeps on a core each sharing the jobs through their claims
-    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01').replace('12800', '25600')} "
-    f"{_NO_IDENTITY} --d-head 8",
+    f"{_extended(_DOWN, 25600)} {_NO_IDENTITY} --d-head 8",
     # d_head 8 to 51,200 (tied_qkv: 4 of 4 censored seeds still improving at 25,600): tied_qk's and tied_qkv's
     # censored members went on from their 25,600 end states in the scratch store, mqa and gqa (whose end states
     # stayed on the lent GPU) trained again from step 0, on this CPU; two sweeps on a core each shared the jobs, and
     # tied_qkv's, restarted from its checkpoint on both cores once the others were done, wrote no record before that
-    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 0.0001,0.0003,0.001,0.003,0.01').replace('12800', '51200')} "
-    f"{_NO_IDENTITY} --d-head 8",
+    f"{_extended(_DOWN, 51200)} {_NO_IDENTITY} --d-head 8",
     # d_head 8's grid one step further down (3e-5) for the whole point, since tied_qk's best lr at 51,200 (1e-4) was
     # the lowest; the stored runs of the other lrs are skipped. On this CPU, two sweeps on a core each; the parts
     # they ran in the session before (standard's, stacked's and bilinear's new members, and the first 3,000 or so
     # steps of tied_qk's and tied_qkv's) were killed at its end and wrote no record
-    f"{_EXTENDED_SCAN.replace('--lr grid', '--lr 3e-05,0.0001,0.0003,0.001,0.003,0.01').replace('12800', '51200')} "
-    f"{_NO_IDENTITY} --d-head 8",
+    f"{_extended(f'3e-05,{_DOWN}', 51200)} {_NO_IDENTITY} --d-head 8",
     # 16 key-value pairs, trained on a lent H100 (--device cuda --workers 4: 4 min 15 s for its 160 members; on the
     # 2-core CPU every member that does not solve runs to the cap, an estimated 6.5 hours)
     f"{_CRITERION_SCAN} --attention all --length 16",
