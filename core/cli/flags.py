@@ -72,6 +72,20 @@ def bounded_int(flag: str, most: int, least: int = 1):
     return parse
 
 
+def positive_float(flag: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0 < value < math.inf:
+            raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+        return value
+
+    parse.__name__ = flag
+    return parse
+
+
 # The commands' default store: a direct child of the app's stores root (core.results.stores), so a store made
 # with the defaults is in the app's Store list as "local".
 DEFAULT_STORE = "stores/local"

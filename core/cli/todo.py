@@ -1,13 +1,15 @@
 """`python -m core todo`: the sweep lines the criterion protocol still asks of a store (docs/reproduce.md's Still to
 run, core.report.pending), then the points not yet trained to it, one runnable line each, for a shell loop.
-`--at-most N` keeps the lines a time-boxed machine can finish: its measured member-steps a minute times its minutes."""
+`--at-most N` keeps the lines a time-boxed machine can finish: its measured member-steps a minute times its minutes;
+`--hours H` keeps those a CPU session can, by each line's jobs at the seconds their runs measured."""
 
+import math
 import re
 import shlex
 
 from ..experiments import recipe
 from ..results import store as st
-from .flags import MAX_WORKERS, bounded_int, choice, read_store
+from .flags import MAX_WORKERS, bounded_int, choice, positive_float, read_store
 
 
 def add_todo(sub):
@@ -27,6 +29,14 @@ def add_todo(sub):
         help="only the lines of at most this many member-steps trained from step 0 (a line's most, where no runs "
         "of it are stored)",
     )
+    p.add_argument(
+        "--hours",
+        type=positive_float("hours"),
+        default=None,
+        help="only the lines estimated to finish within this many hours on --cores one-thread CPU workers "
+        "(docs/reproduce.md: Still to run's CPU hours); a line without CPU measurements is left out",
+    )
+    p.add_argument("--cores", type=bounded_int("cores", MAX_WORKERS), default=2, help="CPU workers (default 2)")
     p.set_defaults(func=cmd_todo)
 
 
@@ -41,15 +51,18 @@ def for_store(line: str, into: str | None = None, device: str | None = None, wor
 
 
 def cmd_todo(args, parser):
-    from ..report.pending import pending
+    from ..report.pending import pending, wall_hours
 
     runs = st.load_runs(args.store)
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
     todo = pending(runs)
-    lines = [*zip(todo.line, todo.from_zero), *((line, None) for line in recipe.NOT_YET)]
-    for line, cost in lines:
-        if args.at_most is None or (cost if cost is not None else most_steps(line)) <= args.at_most:
+    hours = [wall_hours(h, args.cores) for h in todo.job_hours]
+    lines = [*zip(todo.line, todo.from_zero, hours), *((line, None, math.nan) for line in recipe.NOT_YET)]
+    for line, cost, took in lines:
+        if args.at_most is not None and (cost if cost is not None else most_steps(line)) > args.at_most:
+            continue
+        if args.hours is None or took <= args.hours:  # NaN (not measured on a CPU) never fits
             print(for_store(line, args.into, args.device, args.workers))
 
 

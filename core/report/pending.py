@@ -2,13 +2,16 @@
 or whose lr grid must widen (a best lr at an end), counted from the store's runs; docs/reproduce.md's Still to run
 and `python -m core todo` both read it."""
 
+import heapq
+import math
+
 import pandas as pd
 
 from ..analysis import endpoints, markdown
 from ..attention.registry import ATTENTION
 from ..experiments import recipe
 
-COLUMNS = ["line", "open", "edges", "extended", "from_zero", "added"]
+COLUMNS = ["line", "open", "edges", "extended", "from_zero", "added", "job_hours"]
 
 
 def raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tuple[int, int]:
@@ -19,6 +22,40 @@ def raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tupl
     at_cap = int((point.stop == "cap").sum())
     fresh = max(0, members - len(point)) * steps
     return at_cap * (steps - cap) + fresh, at_cap * steps + int(point.stop_step[point.stop != "cap"].sum()) + fresh
+
+
+def member_step_seconds(point: pd.DataFrame) -> pd.Series:
+    """Per parameterization, the median seconds one member-step took its CPU runs of the point at one thread
+    (seconds_per_step is the whole ensemble's step, n_ensemble members): what a job of it costs on a 2-core sweep's
+    one-thread worker. A parameterization trained only on a GPU (or before runs recorded their device, with
+    `--device cuda`) has none."""
+    if not {"device", "threads", "seconds_per_step", "n_ensemble"} <= set(point.columns):
+        return pd.Series(dtype=float)
+    on_gpu = (point.device == "cuda") | (point.device.isna() & point.command.str.contains("--device cuda"))
+    cpu = point[~on_gpu & (point.threads == 1)]
+    return (cpu.seconds_per_step / cpu.n_ensemble).groupby(cpu.attention).median()
+
+
+def job_hours(point: pd.DataFrame, cap: int, steps: int, trained, members_each: int) -> tuple[float, ...]:
+    """Each parameterization's job of a point's line trained from step 0 on one CPU thread, in hours: its
+    member-steps (raise_steps) times its measured member_step_seconds; NaN where it has none."""
+    seconds = member_step_seconds(point)
+    hours = []
+    for name in trained:
+        own = point[point.attention == name]
+        hours.append(raise_steps(own, cap, steps, members_each)[1] * seconds.get(name, math.nan) / 3600)
+    return tuple(hours)
+
+
+def wall_hours(hours, cores: int) -> float:
+    """The wall hours of jobs taken longest first by `cores` one-thread workers, as a sweep's workers take them
+    (each to the worker free first); NaN if any job's length is unknown."""
+    if any(math.isnan(h) for h in hours):
+        return math.nan
+    loads = [0.0] * cores
+    for h in sorted(hours, reverse=True):
+        heapq.heapreplace(loads, loads[0] + h)
+    return max(loads)
 
 
 def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -35,7 +72,8 @@ def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFra
         wider = recipe.beyond_edges(lrs, set(g.lr[g.at_an_end]))
         steps = 2 * int(cap) if g.open.any() else int(cap)
         members = len(trained) * seeds * len(wider)
-        extended, from_zero = raise_steps(runs[runs.run_id.isin(ids)], int(cap), steps, members)
+        stored = runs[runs.run_id.isin(ids)]
+        extended, from_zero = raise_steps(stored, int(cap), steps, members)
         rows.append(
             {
                 "line": recipe.rerun(point, steps, trained, seeds, wider if wider != lrs else ()),
@@ -44,9 +82,16 @@ def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFra
                 "extended": extended,
                 "from_zero": from_zero,
                 "added": max(0, members - len(ids)),
+                "job_hours": job_hours(stored, int(cap), steps, trained, seeds * len(wider)),
             }
         )
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _hours(job_hours) -> str:
+    if any(math.isnan(h) for h in job_hours):
+        return "not measured on a CPU"
+    return f"{max(job_hours):.1f} · {wall_hours(job_hours, 2):.1f}"
 
 
 def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
@@ -62,6 +107,7 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
             "best lr at an end of the grid": todo.edges,
             "member-steps: extended · from step 0": [f"{e:,} · {z:,}" for e, z in zip(todo.extended, todo.from_zero)],
             "runs added": [f"{n:,}" for n in todo.added],
+            "CPU hours: longest job · on 2 cores": [_hours(h) for h in todo.job_hours],
         }
     )
     return [
@@ -82,7 +128,11 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap), and the runs "
         "each adds to `data/` once landed (its new lrs' and seeds': a raised run replaces the shorter one"
         + (f"; each about {per_run:.1f} kB of a pack" if per_run else "")
-        + "). `python -m core todo --into SCRATCH` prints these lines and the ones below, one per line, for that "
+        + "). The CPU hours are estimates: each parameterization's member-steps from step 0 at the seconds a "
+        "member-step of its runs at the point took one CPU thread (`core.report.pending.job_hours`), its jobs taken "
+        "longest first by a 2-core sweep's two workers. A scratch store is not sure to outlast its session (one "
+        "was gone at the next), so a line is best started where it can finish (`todo --hours H` keeps those lines). "
+        "`python -m core todo --into SCRATCH` prints these lines and the ones below, one per line, for that "
         "store (`--device cuda --workers 4` on a GPU). A finished "
         "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "
         "a comment saying why it ran, "
