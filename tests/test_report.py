@@ -186,32 +186,44 @@ def test_todo_at_most_keeps_the_lines_that_fit_counting_a_line_without_runs_as_i
 
 
 def timed(runs: pd.DataFrame, seconds: dict, device: str = "cpu") -> pd.DataFrame:
-    """Runs with the timing a sweep records: each parameterization's ensemble step in `seconds`, 5 members, one
-    thread."""
+    """Runs with the timing a sweep records: each parameterization's seeds at an lr one ensemble trained from step 0
+    on one thread, which took `seconds[attention]` per member-step (every member records the ensemble's wall time)."""
+    runs = runs.assign(stop_step=runs.solve_step.fillna(runs.steps))
+    steps = runs.stop_step.groupby([runs.attention, runs.lr]).transform("sum")
     return runs.assign(
-        seconds_per_step=runs.attention.map(seconds), n_ensemble=5, threads=1, device=device, command="grid"
+        steps_done=runs.stop_step,
+        steps_from=0,
+        train_seconds=steps * runs.attention.map(seconds),
+        n_ensemble=10,
+        threads=1,
+        device=device,
+        command="grid",
     )
 
 
 def test_cpu_hours_are_each_jobs_member_steps_from_step_0_at_its_measured_seconds_taken_longest_first():
     """job_hours: per parameterization, its share of the line's member-steps from step 0 (they add up to
-    raise_steps' total) at its runs' seconds per member-step; wall_hours: those jobs longest first on N workers.
-    A GPU's runs, or a two-thread sweep's, say nothing of a CPU worker's hours."""
+    raise_steps' total) at the seconds a member-step took its ensembles; wall_hours: those jobs longest first on N
+    workers. A GPU's runs, a two-thread sweep's, or an ensemble resumed part way (its clock holds time its steps
+    from there do not) say nothing of a CPU worker's hours."""
     from test_endpoints import CELLS, runs
 
-    from core.report.pending import job_hours, raise_steps, wall_hours
+    from core.report.pending import job_hours, member_step_seconds, raise_steps, wall_hours
 
-    point = timed(runs(CELLS), {"standard": 0.5, "stacked": 1.0, "bilinear": 0.25})  # per member-step: / 5
-    point = point.assign(stop_step=point.solve_step.fillna(point.steps))
-    hours = job_hours(point, 1000, 2000, ("standard", "stacked", "bilinear"), 10)
     per_step = {"standard": 0.1, "stacked": 0.2, "bilinear": 0.05}
-    steps = [round(h * 3600 / per_step[a]) for h, a in zip(hours, ("standard", "stacked", "bilinear"))]
+    point = timed(runs(CELLS), per_step)
+    names = ("standard", "stacked", "bilinear")
+    assert member_step_seconds(point).to_dict() == pytest.approx(per_step)
+    hours = job_hours(point, 1000, 2000, names, 10)
+    steps = [round(h * 3600 / per_step[a]) for h, a in zip(hours, names)]
     assert sum(steps) == raise_steps(point, 1000, 2000, 30)[1]
     assert steps[1] == 3 * 2000 + sum([800, 900, 700, 850, 900, 750, 800])  # 3 censored run on, the rest repeat
     assert wall_hours((3.0, 2.0, 2.0, 1.0), 2) == 4.0 and wall_hours((3.0, 2.0, 2.0, 1.0), 1) == 8.0
-    assert wall_hours((1.0, math.nan), 2) != wall_hours((1.0, math.nan), 2)  # unknown stays unknown (NaN)
+    assert math.isnan(wall_hours((1.0, math.nan), 2))  # unknown stays unknown
+    resumed = point.assign(steps_from=(point.attention == "stacked") * 400)  # went on from a checkpoint at 400
+    assert list(member_step_seconds(resumed).index) == ["bilinear", "standard"]
     for other in (point.assign(device="cuda"), point.assign(threads=2)):
-        assert all(math.isnan(h) for h in job_hours(other, 1000, 2000, ("standard", "stacked", "bilinear"), 10))
+        assert all(math.isnan(h) for h in job_hours(other, 1000, 2000, names, 10))
 
 
 def test_todo_hours_keeps_the_lines_that_finish_in_time_on_the_cores_and_never_an_unmeasured_one(monkeypatch, capsys):
@@ -222,7 +234,7 @@ def test_todo_hours_keeps_the_lines_that_finish_in_time_on_the_cores_and_never_a
     from core.report.pending import pending, wall_hours
 
     line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
-    runs = timed(three_lrs(), {"standard": 0.5, "stacked": 1.0, "bilinear": 0.25}).assign(command=line)
+    runs = timed(three_lrs(), {"standard": 0.1, "stacked": 0.2, "bilinear": 0.05}).assign(command=line)
     monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)
     (hours,) = pending(runs).job_hours
     for cores in (1, 2):

@@ -25,15 +25,22 @@ def raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tupl
 
 
 def member_step_seconds(point: pd.DataFrame) -> pd.Series:
-    """Per parameterization, the median seconds one member-step took its CPU runs of the point at one thread
-    (seconds_per_step is the whole ensemble's step, n_ensemble members): what a job of it costs on a 2-core sweep's
-    one-thread worker. A parameterization trained only on a GPU (or before runs recorded their device, with
-    `--device cuda`) has none."""
-    if not {"device", "threads", "seconds_per_step", "n_ensemble"} <= set(point.columns):
+    """Per parameterization, the seconds a member-step took its CPU runs of the point at one thread: the wall time of
+    each ensemble trained in one go from step 0 (train_seconds, every member's the same: evaluations and set-up
+    included) over the steps its members took, summed over those ensembles. Only those: a member's own
+    seconds_per_step divides its ensemble's time by its own steps, so it overstates one that stopped early, and an
+    ensemble resumed from a checkpoint or a shorter cap counts its steps from where it went on but keeps the time
+    before (a checkpoint's clock). A parameterization with no such ensemble at the point (or trained only on a
+    GPU, or before runs recorded their device, with `--device cuda`) has none."""
+    if not {"device", "threads", "train_seconds", "steps_done", "steps_from"} <= set(point.columns):
         return pd.Series(dtype=float)
     on_gpu = (point.device == "cuda") | (point.device.isna() & point.command.str.contains("--device cuda"))
     cpu = point[~on_gpu & (point.threads == 1)]
-    return (cpu.seconds_per_step / cpu.n_ensemble).groupby(cpu.attention).median()
+    ensembles = cpu.groupby(["attention", "train_seconds"]).agg(
+        steps=("steps_done", "sum"), resumed=("steps_from", lambda f: bool((f.fillna(0) > 0).any()))
+    )
+    whole = ensembles[~ensembles.resumed & (ensembles.steps > 0)].reset_index()
+    return whole.train_seconds.groupby(whole.attention).sum() / whole.steps.groupby(whole.attention).sum()
 
 
 def job_hours(point: pd.DataFrame, cap: int, steps: int, trained, members_each: int) -> tuple[float, ...]:
@@ -90,7 +97,7 @@ def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFra
 
 def _hours(job_hours) -> str:
     if any(math.isnan(h) for h in job_hours):
-        return "not measured on a CPU"
+        return "unknown"
     return f"{max(job_hours):.1f} · {wall_hours(job_hours, 2):.1f}"
 
 
@@ -102,12 +109,12 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
     todo = pending(runs, every)
     table = pd.DataFrame(
         {
+            "CPU hours (est.): longest job · on 2 cores": [_hours(h) for h in todo.job_hours],
             "command": [f"`{line}`" for line in todo.line],
             "open cells (improving of censored at the cap)": todo.open,
             "best lr at an end of the grid": todo.edges,
             "member-steps: extended · from step 0": [f"{e:,} · {z:,}" for e, z in zip(todo.extended, todo.from_zero)],
             "runs added": [f"{n:,}" for n in todo.added],
-            "CPU hours: longest job · on 2 cores": [_hours(h) for h in todo.job_hours],
         }
     )
     return [
@@ -130,8 +137,10 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         + (f"; each about {per_run:.1f} kB of a pack" if per_run else "")
         + "). The CPU hours are estimates: each parameterization's member-steps from step 0 at the seconds a "
         "member-step of its runs at the point took one CPU thread (`core.report.pending.job_hours`), its jobs taken "
-        "longest first by a 2-core sweep's two workers. A scratch store is not sure to outlast its session (one "
-        "was gone at the next), so a line is best started where it can finish (`todo --hours H` keeps those lines). "
+        "longest first by a 2-core sweep's two workers; unknown where a parameterization there has no ensemble timed "
+        "whole on one CPU thread (trained on a GPU, or every ensemble resumed part way). A scratch store is not "
+        "sure to outlast its session (one was gone at the next), so a line is best started where it can finish "
+        "(`todo --hours H` keeps those lines). "
         "`python -m core todo --into SCRATCH` prints these lines and the ones below, one per line, for that "
         "store (`--device cuda --workers 4` on a GPU). A finished "
         "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "
