@@ -1,10 +1,8 @@
 """docs/results.md and docs/reproduce.md are what `python -m core report --store data` writes today."""
 
-import math
 import shutil
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from core.cli import main
@@ -185,62 +183,62 @@ def test_todo_at_most_keeps_the_lines_that_fit_counting_a_line_without_runs_as_i
         assert len(printed) == (cost <= at_most) + sum(todo.most_steps(n) <= at_most for n in NOT_YET)
 
 
-def timed(runs: pd.DataFrame, seconds: dict, device: str = "cpu") -> pd.DataFrame:
-    """Runs with the timing a sweep records: each parameterization's seeds at an lr one ensemble trained from step 0
-    on one thread, which took `seconds[attention]` per member-step (every member records the ensemble's wall time)."""
-    runs = runs.assign(stop_step=runs.solve_step.fillna(runs.steps))
-    steps = runs.stop_step.groupby([runs.attention, runs.lr]).transform("sum")
-    return runs.assign(
-        steps_done=runs.stop_step,
-        steps_from=0,
-        train_seconds=steps * runs.attention.map(seconds),
-        n_ensemble=10,
-        threads=1,
-        device=device,
-        command="grid",
-    )
-
-
-def test_cpu_hours_are_each_jobs_member_steps_from_step_0_at_its_measured_seconds_taken_longest_first():
-    """job_hours: per parameterization, its share of the line's member-steps from step 0 (they add up to
-    raise_steps' total) at the seconds a member-step took its ensembles; wall_hours: those jobs longest first on N
-    workers. A GPU's runs, a two-thread sweep's, or an ensemble resumed part way (its clock holds time its steps
-    from there do not) say nothing of a CPU worker's hours."""
+def test_each_jobs_member_steps_from_step_0_add_up_to_the_lines_and_jobs_are_taken_longest_first():
+    """job_steps: per parameterization, its own runs' member-steps from step 0 (the censored to the new cap, the
+    rest to where they stopped, a new member to the cap); they add up to raise_steps' total. wall_hours: those
+    jobs longest first, each to the worker free first, as the sweep's pool takes them."""
     from test_endpoints import CELLS, runs
 
-    from core.report.pending import job_hours, member_step_seconds, raise_steps, wall_hours
+    from core.benchmarks.pace import wall_hours
+    from core.report.pending import job_steps, raise_steps
 
-    per_step = {"standard": 0.1, "stacked": 0.2, "bilinear": 0.05}
-    point = timed(runs(CELLS), per_step)
-    names = ("standard", "stacked", "bilinear")
-    assert member_step_seconds(point).to_dict() == pytest.approx(per_step)
-    hours = job_hours(point, 1000, 2000, names, 10)
-    steps = [round(h * 3600 / per_step[a]) for h, a in zip(hours, names)]
-    assert sum(steps) == raise_steps(point, 1000, 2000, 30)[1]
-    assert steps[1] == 3 * 2000 + sum([800, 900, 700, 850, 900, 750, 800])  # 3 censored run on, the rest repeat
+    point = runs(CELLS).assign(stop_step=lambda d: d.solve_step.fillna(d.steps))
+    steps = job_steps(point, 1000, 2000, ("standard", "stacked", "bilinear"), 11)  # one new seed each
+    assert sum(steps) == raise_steps(point, 1000, 2000, 33)[1]
+    assert steps[1] == 3 * 2000 + sum([800, 900, 700, 850, 900, 750, 800]) + 2000  # 3 censored, 7 repeat, 1 new
     assert wall_hours((3.0, 2.0, 2.0, 1.0), 2) == 4.0 and wall_hours((3.0, 2.0, 2.0, 1.0), 1) == 8.0
-    assert math.isnan(wall_hours((1.0, math.nan), 2))  # unknown stays unknown
-    resumed = point.assign(steps_from=(point.attention == "stacked") * 400)  # went on from a checkpoint at 400
-    assert list(member_step_seconds(resumed).index) == ["bilinear", "standard"]
-    for other in (point.assign(device="cuda"), point.assign(threads=2)):
-        assert all(math.isnan(h) for h in job_hours(other, 1000, 2000, names, 10))
+    assert wall_hours((5.0, 1.0, 1.0), 2) == 5.0  # one long job sets the wall time, not the sum over two
 
 
-def test_todo_hours_keeps_the_lines_that_finish_in_time_on_the_cores_and_never_an_unmeasured_one(monkeypatch, capsys):
+def test_the_pace_of_a_job_is_its_step_time_here_per_member_plus_its_share_of_evaluation():
+    """member_step_seconds trains a few steps of the job here and divides by member-steps: a job of twice the
+    model's width costs more per member-step than its narrow twin, timed the same way."""
+    from core.benchmarks.pace import member_step_seconds
+    from core.experiments.sweep import plan
+    from core.training.config import TrainConfig
+
+    train = TrainConfig(steps=400, eval_every=50, batch_size=8, until="solved", schedule="constant")
+    narrow, wide = (plan(["standard"], ["reverse"], 2, train, {"d_model": d, "n_heads": 2})[0] for d in (16, 128))
+    paces = [member_step_seconds(job, "cpu", steps=6, members=2) for job in (narrow, wide)]
+    assert 0 < paces[0] < paces[1] < 1
+
+
+def test_todo_hours_keeps_the_lines_that_finish_here_in_time_timing_a_line_no_further_than_it_must(monkeypatch, capsys):
+    """`todo --hours H`: a Still to run line by its jobs' member-steps from step 0 at their pace here (stubbed: one
+    second a member-step), longest first on --cores workers; a NOT_YET line by every member to the cap. A line whose
+    longest job alone is over H is dropped without timing the rest."""
     from test_endpoints import three_lrs
 
+    from core.benchmarks import pace
     from core.cli import todo
-    from core.experiments.recipe import CRITERION_SWEEPS
-    from core.report.pending import pending, wall_hours
+    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
+    from core.report.pending import pending
 
     line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
-    runs = timed(three_lrs(), {"standard": 0.1, "stacked": 0.2, "bilinear": 0.05}).assign(command=line)
+    runs = three_lrs().assign(command=line)
     monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)
-    (hours,) = pending(runs).job_hours
+    timed = []
+    monkeypatch.setattr(pace, "member_step_seconds", lambda job, device: timed.append(job) or 1.0)
+    (row,) = pending(runs).itertuples()
+    hours = [s / 3600 for s in row.job_steps]
     for cores in (1, 2):
-        took = wall_hours(hours, cores)
+        took = pace.wall_hours(hours, cores)
         for limit, shown in ((took, 1), (took * 0.99, 0)):
+            timed.clear()
             assert main(["todo", "--hours", str(limit), "--cores", str(cores)]) == 0
-            assert len(capsys.readouterr().out.splitlines()) == shown  # NOT_YET lines have no runs: never shown
-    monkeypatch.setattr(todo.st, "load_runs", lambda store: runs.assign(device="cuda"))
-    assert main(["todo", "--hours", "1e9"]) == 0 and capsys.readouterr().out == ""
+            out, err = capsys.readouterr()
+            assert len(out.splitlines()) == shown  # a NOT_YET line's jobs to the cap take far longer
+            alone = max(hours) > limit
+            said = "alone" if alone else f"# {took:.1f} h on {cores} cores (longest job {max(hours):.1f} h)"
+            assert said in err.splitlines()[0] and row.line in err.splitlines()[0]
+            assert len(timed) == (1 if alone else len(hours)) + len(NOT_YET)  # an over-long line: one job timed

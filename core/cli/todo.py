@@ -1,11 +1,11 @@
 """`python -m core todo`: the sweep lines the criterion protocol still asks of a store (docs/reproduce.md's Still to
 run, core.report.pending), then the points not yet trained to it, one runnable line each, for a shell loop.
 `--at-most N` keeps the lines a time-boxed machine can finish: its measured member-steps a minute times its minutes;
-`--hours H` keeps those a CPU session can, by each line's jobs at the seconds their runs measured."""
+`--hours H` keeps those this machine can finish in H hours, timing each job's steps here."""
 
-import math
 import re
 import shlex
+import sys
 
 from ..experiments import recipe
 from ..results import store as st
@@ -33,8 +33,9 @@ def add_todo(sub):
         "--hours",
         type=positive_float("hours"),
         default=None,
-        help="only the lines estimated to finish within this many hours on --cores one-thread CPU workers "
-        "(docs/reproduce.md: Still to run's CPU hours); a line without CPU measurements is left out",
+        help="only the lines that finish within this many hours here: each job's member-steps at the pace a few of "
+        "its steps run on this machine, taken longest first by --cores one-thread workers (times every job first: "
+        "a few seconds each; each line's estimate goes to stderr)",
     )
     p.add_argument("--cores", type=bounded_int("cores", MAX_WORKERS), default=2, help="CPU workers (default 2)")
     p.set_defaults(func=cmd_todo)
@@ -51,19 +52,41 @@ def for_store(line: str, into: str | None = None, device: str | None = None, wor
 
 
 def cmd_todo(args, parser):
-    from ..report.pending import pending, wall_hours
+    from ..report.pending import pending
 
     runs = st.load_runs(args.store)
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
     todo = pending(runs)
-    hours = [wall_hours(h, args.cores) for h in todo.job_hours]
-    lines = [*zip(todo.line, todo.from_zero, hours), *((line, None, math.nan) for line in recipe.NOT_YET)]
-    for line, cost, took in lines:
+    lines = [*zip(todo.line, todo.from_zero), *((line, None) for line in recipe.NOT_YET)]
+    steps = dict(zip(todo.line, (dict(zip(t, s)) for t, s in zip(todo.trained, todo.job_steps))))
+    for line, cost in lines:
         if args.at_most is not None and (cost if cost is not None else most_steps(line)) > args.at_most:
             continue
-        if args.hours is None or took <= args.hours:  # NaN (not measured on a CPU) never fits
-            print(for_store(line, args.into, args.device, args.workers))
+        if args.hours is not None and hours_here(line, steps.get(line), args.cores, args.hours) > args.hours:
+            continue
+        print(for_store(line, args.into, args.device, args.workers), flush=True)
+
+
+def hours_here(line: str, job_steps: dict | None, cores: int, limit: float) -> float:
+    """The line's wall hours on this machine (core.benchmarks.pace): each job's member-steps from step 0 (pending's
+    count, or every member to the cap for a line with no runs) at its pace here, timed longest job first; past
+    `limit`, the first job alone over it (the rest untimed). Says which on stderr."""
+    from ..benchmarks.pace import member_step_seconds, wall_hours
+    from .land import line_jobs
+
+    jobs = [
+        (job, (job_steps or {}).get(job.model.attention, len(job.members) * job.train.steps)) for job in line_jobs(line)
+    ]
+    hours = []
+    for job, steps in sorted(jobs, key=lambda pair: pair[1], reverse=True):
+        hours.append(steps * member_step_seconds(job, "cpu") / 3600)
+        if hours[-1] > limit:
+            print(f"# over {limit:g} h: {job.model.attention}'s job alone {hours[-1]:.1f} h: {line}", file=sys.stderr)
+            return hours[-1]
+    took = wall_hours(hours, cores)
+    print(f"# {took:.1f} h on {cores} cores (longest job {max(hours):.1f} h): {line}", file=sys.stderr, flush=True)
+    return took
 
 
 def most_steps(line: str) -> int:

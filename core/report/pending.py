@@ -2,16 +2,13 @@
 or whose lr grid must widen (a best lr at an end), counted from the store's runs; docs/reproduce.md's Still to run
 and `python -m core todo` both read it."""
 
-import heapq
-import math
-
 import pandas as pd
 
 from ..analysis import endpoints, markdown
 from ..attention.registry import ATTENTION
 from ..experiments import recipe
 
-COLUMNS = ["line", "open", "edges", "extended", "from_zero", "added", "job_hours"]
+COLUMNS = ["line", "open", "edges", "extended", "from_zero", "added", "trained", "job_steps"]
 
 
 def raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tuple[int, int]:
@@ -24,45 +21,11 @@ def raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tupl
     return at_cap * (steps - cap) + fresh, at_cap * steps + int(point.stop_step[point.stop != "cap"].sum()) + fresh
 
 
-def member_step_seconds(point: pd.DataFrame) -> pd.Series:
-    """Per parameterization, the seconds a member-step took its CPU runs of the point at one thread: the wall time of
-    each ensemble trained in one go from step 0 (train_seconds, every member's the same: evaluations and set-up
-    included) over the steps its members took, summed over those ensembles. Only those: a member's own
-    seconds_per_step divides its ensemble's time by its own steps, so it overstates one that stopped early, and an
-    ensemble resumed from a checkpoint or a shorter cap counts its steps from where it went on but keeps the time
-    before (a checkpoint's clock). A parameterization with no such ensemble at the point (or trained only on a
-    GPU, or before runs recorded their device, with `--device cuda`) has none."""
-    if not {"device", "threads", "train_seconds", "steps_done", "steps_from"} <= set(point.columns):
-        return pd.Series(dtype=float)
-    on_gpu = (point.device == "cuda") | (point.device.isna() & point.command.str.contains("--device cuda"))
-    cpu = point[~on_gpu & (point.threads == 1)]
-    ensembles = cpu.groupby(["attention", "train_seconds"]).agg(
-        steps=("steps_done", "sum"), resumed=("steps_from", lambda f: bool((f.fillna(0) > 0).any()))
-    )
-    whole = ensembles[~ensembles.resumed & (ensembles.steps > 0)].reset_index()
-    return whole.train_seconds.groupby(whole.attention).sum() / whole.steps.groupby(whole.attention).sum()
-
-
-def job_hours(point: pd.DataFrame, cap: int, steps: int, trained, members_each: int) -> tuple[float, ...]:
-    """Each parameterization's job of a point's line trained from step 0 on one CPU thread, in hours: its
-    member-steps (raise_steps) times its measured member_step_seconds; NaN where it has none."""
-    seconds = member_step_seconds(point)
-    hours = []
-    for name in trained:
-        own = point[point.attention == name]
-        hours.append(raise_steps(own, cap, steps, members_each)[1] * seconds.get(name, math.nan) / 3600)
-    return tuple(hours)
-
-
-def wall_hours(hours, cores: int) -> float:
-    """The wall hours of jobs taken longest first by `cores` one-thread workers, as a sweep's workers take them
-    (each to the worker free first); NaN if any job's length is unknown."""
-    if any(math.isnan(h) for h in hours):
-        return math.nan
-    loads = [0.0] * cores
-    for h in sorted(hours, reverse=True):
-        heapq.heapreplace(loads, loads[0] + h)
-    return max(loads)
+def job_steps(point: pd.DataFrame, cap: int, steps: int, trained, members_each: int) -> tuple[int, ...]:
+    """Each parameterization's job of a point's line (one ensemble, one worker), in member-steps trained from step 0
+    (raise_steps of its own runs, in `trained` order): they add up to the line's. On a CPU a line's slowest job, not
+    its sum, can set its wall time."""
+    return tuple(raise_steps(point[point.attention == name], cap, steps, members_each)[1] for name in trained)
 
 
 def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -89,16 +52,16 @@ def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFra
                 "extended": extended,
                 "from_zero": from_zero,
                 "added": max(0, members - len(ids)),
-                "job_hours": job_hours(stored, int(cap), steps, trained, seeds * len(wider)),
+                "trained": trained,
+                "job_steps": job_steps(stored, int(cap), steps, trained, seeds * len(wider)),
             }
         )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _hours(job_hours) -> str:
-    if any(math.isnan(h) for h in job_hours):
-        return "unknown"
-    return f"{max(job_hours):.1f} · {wall_hours(job_hours, 2):.1f}"
+def _longest(trained, steps) -> str:
+    most = max(range(len(steps)), key=steps.__getitem__)
+    return f"{steps[most]:,} ({trained[most]})"
 
 
 def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
@@ -109,7 +72,7 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
     todo = pending(runs, every)
     table = pd.DataFrame(
         {
-            "CPU hours (est.): longest job · on 2 cores": [_hours(h) for h in todo.job_hours],
+            "longest job: member-steps from step 0": [_longest(t, j) for t, j in zip(todo.trained, todo.job_steps)],
             "command": [f"`{line}`" for line in todo.line],
             "open cells (improving of censored at the cap)": todo.open,
             "best lr at an end of the grid": todo.edges,
@@ -135,12 +98,11 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap), and the runs "
         "each adds to `data/` once landed (its new lrs' and seeds': a raised run replaces the shorter one"
         + (f"; each about {per_run:.1f} kB of a pack" if per_run else "")
-        + "). The CPU hours are estimates: each parameterization's member-steps from step 0 at the seconds a "
-        "member-step of its runs at the point took one CPU thread (`core.report.pending.job_hours`), its jobs taken "
-        "longest first by a 2-core sweep's two workers; unknown where a parameterization there has no ensemble timed "
-        "whole on one CPU thread (trained on a GPU, or every ensemble resumed part way). A scratch store is not "
-        "sure to outlast its session (one was gone at the next), so a line is best started where it can finish "
-        "(`todo --hours H` keeps those lines). "
+        + "). A line's jobs (one per parameterization: one ensemble, one worker) run side by side, so on a CPU its "
+        "longest job (its member-steps from step 0, `core.report.pending.job_steps`) can set its wall time, not its "
+        "sum. A scratch store is not sure to outlast its session (one was gone at the next), so a line is best "
+        "started where it can finish: `python -m core todo --hours H` times each job's step on the machine it runs "
+        "on and keeps the lines that fit. "
         "`python -m core todo --into SCRATCH` prints these lines and the ones below, one per line, for that "
         "store (`--device cuda --workers 4` on a GPU). A finished "
         "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "

@@ -1,0 +1,43 @@
+"""How long a sweep line takes on this machine: each of its jobs' member-steps at the pace a few of its steps run
+here, its jobs taken longest first by the sweep's workers (`python -m core todo --hours`).
+
+Timed, not read from the store: a run's recorded time is its ensemble's, on whatever machine trained it, resumed
+or not, and these machines differ by about twice (docs/cli.md, `todo`).
+"""
+
+import heapq
+from dataclasses import replace
+
+PACE_STEPS = 20  # steps timed per job: a second or two of a CPU core at the scan sizes
+PACE_MEMBERS = 4  # a member's share of a step is flat in the ensemble's size past 2 (docs/benchmarks.md)
+
+
+def member_step_seconds(job, device="cpu", steps: int = PACE_STEPS, members: int = PACE_MEMBERS) -> float:
+    """Seconds one member-step of `job` (a core.experiments.run_job.Job) takes here on one thread, as a 2-core
+    sweep's worker runs it: `members` seeds at its first lr trained `steps` steps, plus a share of the evaluation
+    the job runs every eval_every steps (timed at step 0 and at the last step; the set-up is counted with them, so
+    the pace errs slow)."""
+    import torch
+
+    from ..experiments.run_job import warm_up
+    from ..training.train import train_ensemble
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        warm_up(job, device)  # one-time set-up a real sweep pays once, not per job
+        train = replace(job.train_at(job.members[0][0]), steps=steps, eval_every=job.train.eval_every, until="steps")
+        (first, *_) = train_ensemble(job.model, job.task, train, list(range(members)), device)
+    finally:
+        torch.set_num_threads(threads)
+    evaluation = (first.train_seconds - first.step_seconds) / 2  # the evaluations at step 0 and at `steps`
+    return (first.step_seconds / steps + evaluation / job.train.eval_every) / members
+
+
+def wall_hours(hours, workers: int) -> float:
+    """The wall hours of jobs taken longest first by `workers` one-thread workers, each job to the worker free
+    first, as a sweep's pool takes them (core.experiments.sweep.longest_first)."""
+    loads = [0.0] * workers
+    for h in sorted(hours, reverse=True):
+        heapq.heapreplace(loads, loads[0] + h)
+    return max(loads)
