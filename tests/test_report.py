@@ -183,10 +183,10 @@ def test_todo_at_most_keeps_the_lines_that_fit_counting_a_line_without_runs_as_i
         assert len(printed) == (cost <= at_most) + sum(todo.most_steps(n) <= at_most for n in NOT_YET)
 
 
-def test_each_jobs_member_steps_from_step_0_add_up_to_the_lines_and_jobs_are_taken_longest_first():
-    """job_steps: per parameterization, its own runs' member-steps from step 0 (the censored to the new cap, the
-    rest to where they stopped, a new member to the cap); they add up to raise_steps' total. wall_hours: those
-    jobs longest first, each to the worker free first, as the sweep's pool takes them."""
+def test_each_job_trains_its_censored_and_new_members_to_the_cap_and_jobs_are_taken_longest_first():
+    """job_steps: per parameterization, what a scratch store trains with --carry-from the point's store: its members
+    censored at the cap and the ones it lacks, from step 0 to the new cap; one that stopped before the cap is
+    carried. wall_hours: jobs longest first, each to the worker free first, as the sweep's pool takes them."""
     from test_endpoints import CELLS, runs
 
     from core.benchmarks.pace import wall_hours
@@ -194,8 +194,9 @@ def test_each_jobs_member_steps_from_step_0_add_up_to_the_lines_and_jobs_are_tak
 
     point = runs(CELLS).assign(stop_step=lambda d: d.solve_step.fillna(d.steps))
     steps = job_steps(point, 1000, 2000, ("standard", "stacked", "bilinear"), 11)  # one new seed each
-    assert sum(steps) == raise_steps(point, 1000, 2000, 33)[1]
-    assert steps[1] == 3 * 2000 + sum([800, 900, 700, 850, 900, 750, 800]) + 2000  # 3 censored, 7 repeat, 1 new
+    assert steps == ((0 + 1) * 2000, (3 + 1) * 2000, (0 + 1) * 2000)  # stacked: 3 censored; each: 1 new seed
+    extended, from_zero = raise_steps(point, 1000, 2000, 33)
+    assert sum(steps) == extended + 3 * 1000 < from_zero  # the censored from 0, not from 1000; no stop repeated
     assert wall_hours((3.0, 2.0, 2.0, 1.0), 2) == 4.0 and wall_hours((3.0, 2.0, 2.0, 1.0), 1) == 8.0
     assert wall_hours((5.0, 1.0, 1.0), 2) == 5.0  # one long job sets the wall time, not the sum over two
 
@@ -242,3 +243,19 @@ def test_todo_hours_keeps_the_lines_that_finish_here_in_time_timing_a_line_no_fu
             said = "alone" if alone else f"# {took:.1f} h on {cores} cores (longest job {max(hours):.1f} h)"
             assert said in err.splitlines()[0] and row.line in err.splitlines()[0]
             assert len(timed) == (1 if alone else len(hours)) + len(NOT_YET)  # an over-long line: one job timed
+
+
+def test_todo_into_a_scratch_store_carries_from_the_store_it_read_on_the_lines_that_raise_its_runs(monkeypatch, capsys):
+    """A Still to run line retargeted with --into gets `--carry-from` the store todo read, so a member that store
+    holds stopped before the old cap is not trained again; a NOT_YET line has no runs to carry and gets none."""
+    from test_endpoints import three_lrs
+
+    from core.cli import todo
+    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    monkeypatch.setattr(todo.st, "load_runs", lambda store: three_lrs().assign(command=line))
+    assert main(["todo", "--into", "/tmp/scratch"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert [p.endswith(" --carry-from data") for p in printed] == [True] + [False] * len(NOT_YET)
+    assert main(["todo"]) == 0 and "--carry-from" not in capsys.readouterr().out  # the lines as they are

@@ -1,6 +1,7 @@
 """`python -m core sweep`: its flags, the jobs they plan, and the run with its progress bar and report."""
 
 import sys
+from dataclasses import replace
 from functools import partial
 
 from ..analysis import findings
@@ -12,7 +13,18 @@ from ..training.config import LR_GRID, PRECISIONS, TrainConfig
 from ..training.criterion import PATIENCE, SCHEDULES, SOLVED, UNTIL
 from ..training.device import bf16_matmul_native, default_device, device_name
 from ..training.task_specs import TASK_NAMES as TASKS
-from .flags import add_device, add_store, add_workers, bounded_int, choice, flag_error, lr_list, names, ray_address
+from .flags import (
+    add_device,
+    add_store,
+    add_workers,
+    bounded_int,
+    choice,
+    flag_error,
+    lr_list,
+    names,
+    ray_address,
+    read_store,
+)
 
 
 def add_sweep(sub):
@@ -98,6 +110,14 @@ def add_sweep(sub):
         help="train each job as a task on Ray: 'local' (an in-process instance) or HOST:PORT of a running "
         f"cluster; the store stays on this machine (needs {INSTALL})",
     )
+    p.add_argument(
+        "--carry-from",
+        type=read_store,
+        default=None,
+        metavar="STORE",
+        help="under --until solved, also carry over each member another store (data, say) holds at a shorter cap, "
+        "stopped before it: the same run, stored here again, not trained (its end state is not needed)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--dry-run",
@@ -134,7 +154,7 @@ def cmd_sweep(args, parser):
     from ..experiments.flops import measured_sweep
     from ..experiments.workers import default_workers, keep_freed_memory, threads_per_worker
 
-    jobs = plan_jobs(args, parser)
+    jobs = [replace(job, carry_from=args.carry_from) for job in plan_jobs(args, parser)]
     if args.dry_run:
         print_outlook(args.store, jobs)
         return

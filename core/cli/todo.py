@@ -41,14 +41,21 @@ def add_todo(sub):
     p.set_defaults(func=cmd_todo)
 
 
-def for_store(line: str, into: str | None = None, device: str | None = None, workers: int | None = None) -> str:
-    """A recipe line retargeted: its store, its workers, a device; the runs it plans stay the same."""
-    for flag, value in (("--store", into and shlex.quote(into)), ("--workers", workers)):
+def for_store(
+    line: str, into: str | None = None, device: str | None = None, workers: int | None = None, carry: str | None = None
+) -> str:
+    """A recipe line retargeted: its store, its workers, a device, a store to carry stopped members from (sweep
+    --carry-from); the runs it plans stay the same."""
+    for flag, value in (("--store", _quoted(into)), ("--workers", workers), ("--carry-from", _quoted(carry))):
         if value is not None:  # replaced where the line names it, else added
             named = f"{flag} {value}"
             line, n = re.subn(rf"{flag} \S+", lambda _, named=named: named, line)
             line += "" if n else f" {named}"
     return line + (f" --device {device}" if device else "")
+
+
+def _quoted(path: str | None) -> str | None:
+    return path and shlex.quote(path)  # a path for the shell
 
 
 def cmd_todo(args, parser):
@@ -65,7 +72,8 @@ def cmd_todo(args, parser):
             continue
         if args.hours is not None and hours_here(line, steps.get(line), args.cores, args.hours) > args.hours:
             continue
-        print(for_store(line, args.into, args.device, args.workers), flush=True)
+        carry = args.store if args.into and cost is not None else None  # a NOT_YET line has no runs to carry
+        print(for_store(line, args.into, args.device, args.workers, carry), flush=True)
 
 
 def hours_here(line: str, job_steps: dict | None, cores: int, limit: float) -> float:

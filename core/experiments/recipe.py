@@ -219,8 +219,9 @@ AFTER_SWEEPS = (
 
 def scan_command(command: str) -> str:
     """A recorded command as it is compared: its --store replaced by data (where its runs were copied), and the
-    engine's flags (--device, --workers, --ray, --quiet) set aside: they decide where, how many jobs at once and
-    how loudly, not which runs (a run's id holds none of them), so a sweep run on a GPU stores its line's runs."""
+    engine's flags (--device, --workers, --ray, --carry-from, --quiet) set aside: they decide where, how many jobs
+    at once, what is trained again and how loudly, not which runs (a run's id holds none of them), so a sweep run
+    on a GPU stores its line's runs."""
     return _ENGINE.sub("", re.sub(r"--store \S+", "--store data", command))
 
 
@@ -280,6 +281,6 @@ def _step(lr: float, way: int) -> float:
     return float(f"{rungs[at + way]:.3g}")
 
 
-_ENGINE = re.compile(r" --(?:device|workers|ray) \S+| --quiet\b")
+_ENGINE = re.compile(r" --(?:device|workers|ray|carry-from) \S+| --quiet\b")
 _LINES = {_flags_sorted(scan_command(c)): c for c in CRITERION_SWEEPS}
 _ORDER = {c: i for i, c in enumerate(CRITERION_SWEEPS)}

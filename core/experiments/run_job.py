@@ -24,6 +24,9 @@ class Job:
     train: TrainConfig  # every field but lr is shared; each member trains at its own lr from `lrs`
     seeds: tuple[int, ...]
     lrs: tuple[float, ...] = ()  # () means (train.lr,)
+    # another store (data/, say) whose runs of these members at a shorter cap, stopped before it, are the same runs:
+    # carried over from there too, not trained again (`sweep --carry-from`); where and how, not which runs
+    carry_from: str | None = None
 
     @property
     def members(self) -> list[Member]:
@@ -159,6 +162,8 @@ def starts(store, job: Job, missing: list[Member]) -> tuple[dict, list, dict[int
     others by the step they start from (0, or their old cap, from its saved end state)."""
     criterion = job.train.until == "solved"
     prior = {m: scratch.read_lineage(store, job.lineage(m), job.train.steps) for m in missing} if criterion else {}
+    if criterion and job.carry_from:
+        prior |= stopped_elsewhere(job, [m for m in missing if not prior[m]])
     carried = [p["result"] for p in prior.values() if p and p["result"].stop != "cap"]
     by_start: dict[int, list[Member]] = {}
     for m in missing:
@@ -166,6 +171,39 @@ def starts(store, job: Job, missing: list[Member]) -> tuple[dict, list, dict[int
         if not p or p["result"].stop == "cap":
             by_start.setdefault(p["result"].steps_done if p else 0, []).append(m)
     return prior, carried, by_start
+
+
+def stopped_elsewhere(job: Job, members: list[Member]) -> dict:
+    """{member: {"result": its RunResult}} for each member whose lineage job.carry_from holds at a shorter cap, in a
+    run that stopped before that cap (solved, its lr ruled out, diverged): the run this job would train again, step
+    for step, since neither the schedule nor those stops depend on the cap. Its curve is the one stored there (a
+    slimmed store's thinned curve); its weights are not carried."""
+    from ..training.recorder import RunResult
+
+    if not members:
+        return {}
+    caps = longest_caps(job.carry_from)
+    out = {}
+    for lr, seed in members:
+        cap = caps.get(job.lineage((lr, seed)), 0)
+        if not 0 < cap < job.train.steps:
+            continue
+        rid = run_id(job.model, job.task, replace(job.train_at(lr), steps=cap), seed)
+        meta = st.run_meta(job.carry_from, rid)
+        if meta.get("stop", "cap") == "cap":
+            continue
+        metrics = st.load_metrics(job.carry_from, [rid])
+        fields = {k: meta[k] for k in _CARRIED if meta.get(k) is not None}
+        out[(lr, seed)] = {
+            "result": RunResult(
+                seed=seed, lr=lr, **fields, metrics=list(zip(metrics.step, metrics.metric, metrics.value))
+            )
+        }
+    return out
+
+
+_CARRIED = ("status", "final", "stop", "train_seconds", "step_seconds", "steps_done", "tokens_per_s", "threads")
+_CARRIED += ("n_ensemble", "device")
 
 
 def store_results(store, job: Job, results, command=None) -> dict:

@@ -22,10 +22,15 @@ def raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tupl
 
 
 def job_steps(point: pd.DataFrame, cap: int, steps: int, trained, members_each: int) -> tuple[int, ...]:
-    """Each parameterization's job of a point's line (one ensemble, one worker), in member-steps trained from step 0
-    (raise_steps of its own runs, in `trained` order): they add up to the line's. On a CPU a line's slowest job, not
-    its sum, can set its wall time."""
-    return tuple(raise_steps(point[point.attention == name], cap, steps, members_each)[1] for name in trained)
+    """Each parameterization's job of a point's line (one ensemble, one worker), in the member-steps a scratch store
+    trains with `--carry-from` the point's store (which `todo --into` adds): a member censored at the cap, or one the
+    point lacks, from step 0 to `steps`; one that stopped before the cap is carried, not trained. In `trained`
+    order; on a CPU a line's slowest job, not its sum, can set its wall time."""
+    out = []
+    for name in trained:
+        own = point[point.attention == name]
+        out.append((int((own.stop == "cap").sum()) + max(0, members_each - len(own))) * steps)
+    return tuple(out)
 
 
 def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -92,19 +97,22 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         "the new lr trains; the stored runs are skipped and count towards the rule that stops a hopeless lr); in the "
         "scratch store that trained the point it extends each member from its saved end state (a member that "
         "stopped before the old cap is stored again as it was), elsewhere it trains them again from step 0 (the "
-        "same runs: the schedule does not depend on the cap); a new lr trains from step 0. The line with `--dry-run` "
+        "same runs: the schedule does not depend on the cap), but with `--carry-from data` those `data/` holds "
+        "stopped before the old cap, which it carries over; a new lr trains from step 0. The line with `--dry-run` "
         "and your scratch store says which, and the member-steps at most, before anything trains; the table counts "
         "them from `data/`'s runs (core/report/pending.py: an extension steps only the members censored at the "
         "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap), and the runs "
         "each adds to `data/` once landed (its new lrs' and seeds': a raised run replaces the shorter one"
         + (f"; each about {per_run:.1f} kB of a pack" if per_run else "")
         + "). A line's jobs (one per parameterization: one ensemble, one worker) run side by side, so on a CPU its "
-        "longest job (its member-steps from step 0, `core.report.pending.job_steps`) can set its wall time, not its "
-        "sum. A scratch store is not sure to outlast its session (one was gone at the next), so a line is best "
-        "started where it can finish: `python -m core todo --hours H` times each job's step on the machine it runs "
-        "on and keeps the lines that fit. "
+        "longest job can set its wall time, not its sum: the table gives it in member-steps from step 0 with "
+        "`--carry-from data`, which carries over from `data/` each member that stopped before the old cap (the same "
+        "run: neither the schedule nor its stop depends on the cap) and trains only the censored and new ones "
+        "(`core.report.pending.job_steps`). A scratch store is not sure to outlast its session (one was gone at the "
+        "next), so a line is best started where it can finish: `python -m core todo --hours H` times each job's "
+        "steps on the machine it runs on and keeps the lines that fit. "
         "`python -m core todo --into SCRATCH` prints these lines and the ones below, one per line, for that "
-        "store (`--device cuda --workers 4` on a GPU). A finished "
+        "store, with `--carry-from` the store it read (`--device cuda --workers 4` on a GPU). A finished "
         "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "
         "a comment saying why it ran, "
         '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
