@@ -88,7 +88,7 @@ def hours_here(line: str, job_steps: dict | None, cores: int, limit: float) -> f
     ]
     hours = []
     for job, steps in sorted(jobs, key=lambda pair: pair[1], reverse=True):
-        hours.append(steps * member_step_seconds(job, "cpu") / 3600)
+        hours.append(steps and steps * member_step_seconds(job, "cpu") / 3600)  # a job all carried: none to time
         if hours[-1] > limit:
             print(f"# over {limit:g} h: {job.model.attention}'s job alone {hours[-1]:.1f} h: {line}", file=sys.stderr)
             return hours[-1]

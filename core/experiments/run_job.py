@@ -202,8 +202,11 @@ def stopped_elsewhere(job: Job, members: list[Member]) -> dict:
     return out
 
 
-_CARRIED = ("status", "final", "stop", "train_seconds", "step_seconds", "steps_done", "tokens_per_s", "threads")
-_CARRIED += ("n_ensemble", "device")
+# the RunResult fields a carried run keeps from its stored record (its weights and end state stay behind)
+_CARRIED = (
+    *("status", "final", "stop", "steps_done", "device"),
+    *("train_seconds", "step_seconds", "tokens_per_s", "threads", "n_ensemble"),
+)
 
 
 def store_results(store, job: Job, results, command=None) -> dict:
