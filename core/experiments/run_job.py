@@ -183,22 +183,22 @@ def stopped_elsewhere(job: Job, members: list[Member]) -> dict:
     if not members:
         return {}
     caps = longest_caps(job.carry_from)
-    out = {}
+    stopped = {}
     for lr, seed in members:
         cap = caps.get(job.lineage((lr, seed)), 0)
         if not 0 < cap < job.train.steps:
             continue
         rid = run_id(job.model, job.task, replace(job.train_at(lr), steps=cap), seed)
         meta = st.run_meta(job.carry_from, rid)
-        if meta.get("stop", "cap") == "cap":
-            continue
-        metrics = st.load_metrics(job.carry_from, [rid])
+        if meta.get("stop", "cap") != "cap":
+            stopped[rid] = (lr, seed, meta)
+    curves = st.load_metrics(job.carry_from, list(stopped)).groupby("run_id") if stopped else {}
+    out = {}
+    for rid, (lr, seed, meta) in stopped.items():
+        curve = curves.get_group(rid)
         fields = {k: meta[k] for k in _CARRIED if meta.get(k) is not None}
-        out[(lr, seed)] = {
-            "result": RunResult(
-                seed=seed, lr=lr, **fields, metrics=list(zip(metrics.step, metrics.metric, metrics.value))
-            )
-        }
+        metrics = list(zip(curve.step, curve.metric, curve.value))
+        out[(lr, seed)] = {"result": RunResult(seed=seed, lr=lr, **fields, metrics=metrics)}
     return out
 
 
