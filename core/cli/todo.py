@@ -83,9 +83,7 @@ def hours_here(line: str, job_steps: dict | None, cores: int, limit: float) -> f
     from ..benchmarks.pace import member_step_seconds, wall_hours
     from .land import line_jobs
 
-    jobs = [
-        (job, (job_steps or {}).get(job.model.attention, len(job.members) * job.train.steps)) for job in line_jobs(line)
-    ]
+    jobs = [(job, (job_steps or {}).get(job.model.attention, job_most(job))) for job in line_jobs(line)]
     hours = []
     for job, steps in sorted(jobs, key=lambda pair: pair[1], reverse=True):
         hours.append(steps and steps * member_step_seconds(job, "cpu") / 3600)  # a job all carried: none to time
@@ -101,5 +99,9 @@ def most_steps(line: str) -> int:
     """The member-steps a line takes at most: every member it plans, to its cap."""
     from .land import line_jobs
 
-    jobs = line_jobs(line)
-    return sum(len(job.members) * job.train.steps for job in jobs)
+    return sum(job_most(job) for job in line_jobs(line))
+
+
+def job_most(job) -> int:
+    """The member-steps one job takes at most: every member to the cap."""
+    return len(job.members) * job.train.steps
