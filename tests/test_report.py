@@ -3,6 +3,7 @@
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from core.cli import main
@@ -100,7 +101,8 @@ def test_a_closed_point_with_a_best_lr_at_an_end_of_its_grid_gets_a_line_at_its_
     assert "0 cells are open" in text and "2 cells have their best lr at an end" in text
     row = next(r for r in text.splitlines() if widened in r)
     # 3 parameterizations x 10 seeds x 2 new lrs, each to the cap; the stored 90 runs are skipped
-    assert "| stacked (0.001), bilinear (0.01) | 60,000 · " in row and row.endswith(" | 60 |")  # run files added
+    assert "| stacked (0.001), bilinear (0.01) |  | 60,000 · " in row and row.endswith(" | 60 |")  # run files added
+    assert row.startswith("| 20,000 (standard) |")  # only its 2 new lrs train: its stored runs are carried
     from_zero = row.split(" | ")[-2].split(" · ")[1]
     assert f"In all, 60,000 member-steps extended, {from_zero} from step 0" in text  # the one line's, summed
 
@@ -259,3 +261,57 @@ def test_todo_into_a_scratch_store_carries_from_the_store_it_read_on_the_lines_t
     printed = capsys.readouterr().out.splitlines()
     assert [p.endswith(" --carry-from data") for p in printed] == [True] + [False] * len(NOT_YET)
     assert main(["todo"]) == 0 and "--carry-from" not in capsys.readouterr().out  # the lines as they are
+
+
+def _criterion_scans(seeds: int) -> pd.DataFrame:
+    """fake_scans' runs trained to the criterion (cap 800), over 3e-4, 1e-3 and 3e-3 with 1e-3 best in every cell
+    (no lr at an end of its grid) and no censored seed still improving (no open cell); one command a point."""
+    from fake_scans import fake_id, fake_runs
+
+    runs = fake_runs(seeds)
+    low = runs[runs.lr == 3e-3].assign(lr=3e-4)
+    runs = pd.concat([runs, low.assign(run_id=[fake_id(r, "3e-4") for r in low.run_id])], ignore_index=True)
+    runs.loc[(runs.lr == 1e-3) & (runs.val_loss > 1), "val_loss"] = 1.9
+    solved = runs.test_acc == 1.0
+    size = [
+        f"--d-model {r.d_model} --d-head {r.d_head} --n-heads {r.n_heads} --length {r.length}"
+        for r in runs.itertuples()
+    ]
+    return runs.assign(
+        until="solved",
+        stop=solved.map({True: "solved", False: "cap"}),
+        solve_step=solved.map({True: 300.0, False: float("nan")}),
+        stop_step=solved.map({True: 300, False: 800}),
+        command=[
+            f"python -m core sweep --task {t} --seeds {seeds} --lr 0.0003,0.001,0.003 --until solved --steps 800 "
+            f"--attention all {s}"
+            for t, s in zip(runs.task, size)
+        ],  # fmt: skip
+    )
+
+
+def test_a_threshold_decided_at_fewer_than_ten_seeds_gets_a_line_for_ten_once_its_cells_are_closed():
+    """Each axis's threshold against standard is decided at the setting where they part (values[1] of each axis
+    in fake_scans: standard solves there, tied_qk and identity do not); with 5 seeds there, the point gets its
+    line at its own cap for those parameterizations at 10 seeds, whose jobs train only the 5 new seeds a cell
+    (with --carry-from, every stored run of the point's own cap is carried). At 10 seeds none is owed; a point
+    whose deciding cell is open is raised first, not given seeds."""
+    from fake_scans import SETTINGS
+
+    from core.analysis import axes
+    from core.report.pending import DECIDING_SEEDS, pending
+
+    runs = _criterion_scans(5)
+    todo = pending(runs)
+    assert len(todo) == len(axes.AXES) and (todo.open == "").all() and (todo.edges == "").all()
+    for axis, row in zip(axes.AXES, todo.itertuples()):
+        names = ("standard", "tied_qk") + (("identity",) if axis != "d_head" else ())
+        var = axes.AXES[axis].var.replace("_", "-")
+        assert f" --{var} {SETTINGS[axis][1]} " in row.line + " " and f"--seeds {DECIDING_SEEDS} " in row.line
+        assert "--steps 800 " in row.line and row.trained == names
+        assert row.seeds == ", ".join(f"{n} (5)" for n in names) and row.added == len(names) * 5 * 3
+        assert row.job_steps == (5 * 3 * 800,) * len(names) and row.extended == row.added * 800
+    assert pending(_criterion_scans(DECIDING_SEEDS)).empty
+    still = runs.assign(val_loss_drop=runs.val_loss_drop.where(runs.attention != "tied_qk", 1.0))
+    again = pending(still)
+    assert again.seeds.eq("").all() and again.open.str.contains("tied_qk").all()

@@ -302,3 +302,37 @@ def test_a_raise_carries_the_members_another_store_holds_stopped_before_its_cap_
         steps = {r[:2] for r in here[key][2]}
         assert steps == {r[:2] for r in rows} or stop == "pruned" and steps < {r[:2] for r in rows}
         assert close([r[2] for r in here[key][2]], [r[2] for r in rows if r[:2] in steps])
+
+
+def test_more_seeds_carry_every_run_another_store_holds_at_the_cap_and_train_only_the_new_seeds(tmp_path, capsys):
+    """`--carry-from P` at P's own cap with more seeds (a point where a threshold is decided, at 10 seeds): each
+    member P holds is stored again as it was, censored at the cap or not; only the new seed trains, and it ends
+    as a sweep adding it to P itself trains it."""
+    import shutil
+
+    from core.cli import main
+
+    criterion_sweep(tmp_path / "p", 60)
+    prior = st.load_runs(tmp_path / "p")
+    assert (prior.stop == "cap").any() and (prior.stop != "cap").any()
+    shutil.copytree(tmp_path / "p", tmp_path / "q")
+
+    def three_seeds(store):
+        argv = criterion_argv(store, 60)
+        argv[argv.index("--seeds") + 1] = "3"
+        return argv
+
+    argv = [*three_seeds(tmp_path / "s"), "--carry-from", str(tmp_path / "p")]
+    assert main([*argv, "--dry-run"]) == 0
+    assert f"would train 2 of {len(prior) + 2} members" in capsys.readouterr().out
+    assert main(argv) == 0
+    runs = st.load_runs(tmp_path / "s").set_index("run_id")
+    assert set(prior.run_id) < set(runs.index)
+    assert (runs.loc[prior.run_id, "steps_from"].to_numpy() == prior.steps_done.to_numpy()).all()  # not trained
+    assert (runs.loc[~runs.index.isin(prior.run_id), "seed"] == 2).all()
+    assert main(three_seeds(tmp_path / "q")) == 0
+    here, there = _curves(tmp_path / "s"), _curves(tmp_path / "q")
+    assert here.keys() == there.keys()
+    for key, (stop, solve, rows) in there.items():
+        assert here[key][:2] == (stop, solve) and [r[:2] for r in here[key][2]] == [r[:2] for r in rows]
+        assert close([r[2] for r in here[key][2]], [r[2] for r in rows])

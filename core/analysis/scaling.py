@@ -217,13 +217,36 @@ def _edge_at(cell) -> str:
     return f"{cell.x:g}, {edge} {cell.lr:g}" if edge else ""
 
 
-def _deciding_p(table: pd.DataFrame, name: str, reference: str, t: float, ref: float, grows: bool) -> float:
-    """Fisher's exact p on solved k/n at the setting where the two thresholds part: the harder threshold (where
-    one solves and the other does not), or the only one; NaN where they do not part (same, or neither)."""
-    if name == reference or (np.isnan(t) and np.isnan(ref)) or t == ref:
+def parting(t: float, ref: float, grows: bool) -> float:
+    """The setting where two thresholds part: the harder one (where one solves and the other does not), or the
+    only one; NaN where they do not part (same, or neither)."""
+    if (np.isnan(t) and np.isnan(ref)) or t == ref:
         return np.nan
     both = [v for v in (t, ref) if not np.isnan(v)]
-    at = (min if grows else max)(both)  # on a growing axis smaller is harder
+    return (min if grows else max)(both)  # on a growing axis smaller is harder
+
+
+def deciding(table: pd.DataFrame, order: list[str]) -> pd.DataFrame:
+    """The cells of an outcomes table whose solved counts decide a threshold against the reference (the first of
+    `order`): each tested parameterization's and the reference's at the setting where their thresholds part, with
+    the parameterization it decides (`against`). Where a few seeds per setting decide, more seeds are owed."""
+    found = thresholds(table, order)
+    grows = axis_grows(table.axis.iloc[0]) if len(table) else True
+    ref, rows = (found.threshold.iloc[0] if len(found) else np.nan), []
+    for name, t, p in zip(found.attention, found.threshold, found.get("p", [])):
+        at = parting(t, ref, grows)
+        if name != order[0] and not np.isnan(p):
+            here = table[table.attention.isin([name, order[0]]) & (table.x == at)]
+            rows.append(here.assign(against=name))
+    return pd.concat(rows, ignore_index=True) if rows else table.iloc[:0].assign(against="")
+
+
+def _deciding_p(table: pd.DataFrame, name: str, reference: str, t: float, ref: float, grows: bool) -> float:
+    """Fisher's exact p on solved k/n at the setting where the two thresholds part (parting); NaN where they do
+    not."""
+    at = parting(t, ref, grows)
+    if name == reference or np.isnan(at):
+        return np.nan
     a, b = (table[(table.attention == n) & (table.x == at)] for n in (name, reference))
     if a.empty or b.empty:
         return np.nan

@@ -116,7 +116,8 @@ def add_sweep(sub):
         default=None,
         metavar="STORE",
         help="under --until solved, also carry over each member another store (data, say) holds at a shorter cap, "
-        "stopped before it: the same run, stored here again, not trained (its end state is not needed)",
+        "stopped before it, or at this cap (more seeds): the same run, stored here again, not trained (its end "
+        "state is not needed)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(

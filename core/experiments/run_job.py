@@ -24,8 +24,8 @@ class Job:
     train: TrainConfig  # every field but lr is shared; each member trains at its own lr from `lrs`
     seeds: tuple[int, ...]
     lrs: tuple[float, ...] = ()  # () means (train.lr,)
-    # another store (data/, say) whose runs of these members at a shorter cap, stopped before it, are the same runs:
-    # carried over from there too, not trained again (`sweep --carry-from`); where and how, not which runs
+    # another store (data/, say) whose runs of these members at a shorter cap, stopped before it, or at this cap, are
+    # the same runs: carried over from there too, not trained again (`sweep --carry-from`); where and how, not which
     carry_from: str | None = None
 
     @property
@@ -164,20 +164,26 @@ def starts(store, job: Job, missing: list[Member]) -> tuple[dict, list, dict[int
     prior = {m: scratch.read_lineage(store, job.lineage(m), job.train.steps) for m in missing} if criterion else {}
     if criterion and job.carry_from:
         prior |= stopped_elsewhere(job, [m for m in missing if not prior[m]])
-    carried = [p["result"] for p in prior.values() if p and p["result"].stop != "cap"]
+    done = {m: p["result"] for m, p in prior.items() if p and _finished(p["result"], job.train.steps)}
     by_start: dict[int, list[Member]] = {}
     for m in missing:
-        p = prior.get(m)
-        if not p or p["result"].stop == "cap":
+        if m not in done:
+            p = prior.get(m)
             by_start.setdefault(p["result"].steps_done if p else 0, []).append(m)
-    return prior, carried, by_start
+    return prior, list(done.values()), by_start
+
+
+def _finished(result, cap: int) -> bool:
+    """A prior run that is this job's run already: it stopped before its cap, or it ran to this job's own cap."""
+    return result.stop != "cap" or result.steps_done >= cap
 
 
 def stopped_elsewhere(job: Job, members: list[Member]) -> dict:
     """{member: {"result": its RunResult}} for each member whose lineage job.carry_from holds at a shorter cap, in a
-    run that stopped before that cap (solved, its lr ruled out, diverged): the run this job would train again, step
-    for step, since neither the schedule nor those stops depend on the cap. Its curve is the one stored there (a
-    slimmed store's thinned curve); its weights are not carried."""
+    run that stopped before that cap (solved, its lr ruled out, diverged), or at the job's own cap, however it
+    stopped (a line that adds seeds): the run this job would train again, step for step, since neither the schedule
+    nor those stops depend on the cap. Its curve is the one stored there (a slimmed store's thinned curve); its
+    weights are not carried (landing copies only the runs the store lacks)."""
     from ..training.recorder import RunResult
 
     if not members:
@@ -186,11 +192,11 @@ def stopped_elsewhere(job: Job, members: list[Member]) -> dict:
     stopped = {}
     for lr, seed in members:
         cap = caps.get(job.lineage((lr, seed)), 0)
-        if not 0 < cap < job.train.steps:
+        if not 0 < cap <= job.train.steps:
             continue
         rid = run_id(job.model, job.task, replace(job.train_at(lr), steps=cap), seed)
         meta = st.run_meta(job.carry_from, rid)
-        if meta.get("stop", "cap") != "cap":
+        if meta.get("stop", "cap") != "cap" or cap == job.train.steps:
             stopped[rid] = (lr, seed, meta)
     curves = st.load_metrics(job.carry_from, list(stopped)).groupby("run_id") if stopped else {}
     out = {}

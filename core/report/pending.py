@@ -4,11 +4,13 @@ and `python -m core todo` both read it."""
 
 import pandas as pd
 
-from ..analysis import endpoints, markdown
+from ..analysis import endpoints, markdown, scaling
+from ..analysis.axes import AXES
 from ..attention.registry import ATTENTION
 from ..experiments import recipe
 
-COLUMNS = ["line", "open", "edges", "extended", "from_zero", "added", "trained", "job_steps"]
+COLUMNS = ["line", "open", "edges", "seeds", "extended", "from_zero", "added", "trained", "job_steps"]
+DECIDING_SEEDS = 10  # the protocol's seeds a cell where a threshold is decided (5 elsewhere)
 
 
 def raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tuple[int, int]:
@@ -24,13 +26,58 @@ def raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tupl
 def job_steps(point: pd.DataFrame, cap: int, steps: int, trained, members_each: int) -> tuple[int, ...]:
     """Each parameterization's job of a point's line (one ensemble, one worker), in the member-steps a scratch store
     trains with `--carry-from` the point's store (which `todo --into` adds): a member censored at the cap, or one the
-    point lacks, from step 0 to `steps`; one that stopped before the cap is carried, not trained. In `trained`
-    order; on a CPU a line's slowest job, not its sum, can set its wall time."""
+    point lacks, from step 0 to `steps`; one that stopped before the cap is carried, not trained, and so is one
+    censored at it where `steps` is the cap (a wider grid, more seeds). In `trained` order; on a CPU a line's
+    slowest job, not its sum, can set its wall time."""
     out = []
     for name in trained:
         own = point[point.attention == name]
-        out.append((int((own.stop == "cap").sum()) + max(0, members_each - len(own))) * steps)
+        censored = int((own.stop == "cap").sum()) if steps > cap else 0  # at its own cap a censored run is carried
+        out.append((censored + max(0, members_each - len(own))) * steps)
     return tuple(out)
+
+
+def _row(point, steps: int, trained, n_seeds: int, lrs, stored: pd.DataFrame, cap: int, **why) -> dict:
+    """One pending line: `point`'s line at `steps` for `trained` at `n_seeds` seeds over `lrs` (() keeps the line's),
+    its member-steps (raise_steps, job_steps) and the runs it adds, with `why` (open, edges, seeds) in words."""
+    each = n_seeds * len(lrs or stored.lr.unique())
+    members = len(trained) * each
+    extended, from_zero = raise_steps(stored, cap, steps, members)
+    return {
+        "line": recipe.rerun(point, steps, trained, n_seeds, lrs),
+        **{k: why.get(k, "") for k in ("open", "edges", "seeds")},
+        "extended": extended,
+        "from_zero": from_zero,
+        "added": max(0, members - len(stored)),
+        "trained": tuple(trained),
+        "job_steps": job_steps(stored, cap, steps, trained, each),
+    }
+
+
+def more_seeds(runs: pd.DataFrame, every: pd.DataFrame, skip=()) -> list[dict]:
+    """A line per point where a scan's threshold is decided (core.analysis.scaling.deciding) by a cell of fewer
+    than DECIDING_SEEDS seeds: that point at its cap, for those parameterizations, at DECIDING_SEEDS seeds. Points
+    in `skip` (their point_ids: a line to raise or widen them comes first) wait for it."""
+    rows, by_point = [], {}
+    order = list(ATTENTION)
+    for axis in AXES:
+        table = scaling.outcomes(runs, axis)
+        if table.empty or not (table.until == "solved").all():  # a fixed-budget scan has no protocol to owe
+            continue
+        best = scaling.best_runs(runs, axis)
+        for cell in scaling.deciding(table, order).itertuples():
+            if cell.n >= DECIDING_SEEDS:
+                continue
+            ids = set(best.run_id[(best.attention == cell.attention) & (best.x == cell.x)])
+            for p in every[every.attention == cell.attention].itertuples():
+                if ids & set(p.point_ids) and p.point_ids not in skip:
+                    by_point.setdefault(p.point_ids, (p, {}))[1][cell.attention] = p.seeds
+    for ids, (p, short) in by_point.items():
+        names = [n for n in ATTENTION if n in short]
+        stored = runs[runs.run_id.isin(ids) & runs.attention.isin(names)]
+        why = ", ".join(f"{n} ({short[n]})" for n in names)
+        rows.append(_row(p.commands, p.cap, names, DECIDING_SEEDS, (), stored, p.cap, seeds=why))
+    return rows
 
 
 def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -46,21 +93,12 @@ def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFra
         g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
         wider = recipe.beyond_edges(lrs, set(g.lr[g.at_an_end]))
         steps = 2 * int(cap) if g.open.any() else int(cap)
-        members = len(trained) * seeds * len(wider)
+        opened = ", ".join(f"{r.attention} ({r.improving} of {r.censored})" for r in g[g.open].itertuples())
+        edges = ", ".join(f"{r.attention} ({r.lr:g})" for r in g[g.at_an_end].itertuples())
         stored = runs[runs.run_id.isin(ids)]
-        extended, from_zero = raise_steps(stored, int(cap), steps, members)
-        rows.append(
-            {
-                "line": recipe.rerun(point, steps, trained, seeds, wider if wider != lrs else ()),
-                "open": ", ".join(f"{r.attention} ({r.improving} of {r.censored})" for r in g[g.open].itertuples()),
-                "edges": ", ".join(f"{r.attention} ({r.lr:g})" for r in g[g.at_an_end].itertuples()),
-                "extended": extended,
-                "from_zero": from_zero,
-                "added": max(0, members - len(ids)),
-                "trained": trained,
-                "job_steps": job_steps(stored, int(cap), steps, trained, seeds * len(wider)),
-            }
-        )
+        wider = wider if wider != lrs else ()  # the line's own lrs, as it wrote them
+        rows.append(_row(point, steps, trained, seeds, wider, stored, int(cap), open=opened, edges=edges))
+    rows += more_seeds(runs, every, skip=set(cells.point_ids))
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -81,6 +119,7 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
             "command": [f"`{line}`" for line in todo.line],
             "open cells (improving of censored at the cap)": todo.open,
             "best lr at an end of the grid": todo.edges,
+            f"a threshold decided at fewer than {DECIDING_SEEDS} seeds": todo.seeds,
             "member-steps: extended · from step 0": [f"{e:,} · {z:,}" for e, z in zip(todo.extended, todo.from_zero)],
             "runs added": [f"{n:,}" for n in todo.added],
         }
@@ -92,13 +131,19 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         "(`core.analysis.endpoints.open_cells`), so the protocol raises their cap. "
         f"{n_edge} cells have their best lr at an end of their point's lrs (`core.analysis.endpoints.edge_cells`): "
         "their optimum may lie outside the grid, so the protocol widens the grid one lr that way (the 1-3-10 ladder) "
-        "for the whole point. Each line is the one that made the point, for every parameterization there, at twice "
+        "for the whole point. Where a scan's threshold against `standard` is decided at a point (the setting where the "
+        f"two part, `core.analysis.scaling.deciding`) by a cell of fewer than {DECIDING_SEEDS} seeds, the protocol "
+        f"asks for {DECIDING_SEEDS}: that point's line at its own cap, for the parameterizations deciding there, at "
+        f"{DECIDING_SEEDS} seeds (only the new seeds "
+        "train: `--carry-from data` carries every run of the point's own cap), once no cell of the point is open or "
+        "at an end. Each other line is the one that made the point, for every parameterization there, at twice "
         "its cap where a cell is open (a point is read at one cap) and at its cap where the grid only widens (only "
         "the new lr trains; the stored runs are skipped and count towards the rule that stops a hopeless lr); in the "
         "scratch store that trained the point it extends each member from its saved end state (a member that "
         "stopped before the old cap is stored again as it was), elsewhere it trains them again from step 0 (the "
         "same runs: the schedule does not depend on the cap), but with `--carry-from data` those `data/` holds "
-        "stopped before the old cap, which it carries over; a new lr trains from step 0. The line with `--dry-run` "
+        "stopped before the old cap (and, at the point's own cap, every run it holds), which it carries over; a new "
+        "lr or seed trains from step 0. The line with `--dry-run` "
         "and your scratch store says which, and the member-steps at most, before anything trains; the table counts "
         "them from `data/`'s runs (core/report/pending.py: an extension steps only the members censored at the "
         "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap), and the runs "
