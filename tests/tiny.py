@@ -1,7 +1,10 @@
 """A tiny trained run for the store's tests: one job of one seed on sort, trained on the CPU in about a second."""
 
+import pandas as pd
+
 from core.cli import main
 from core.experiments.run_job import Job
+from core.results import store as store_mod
 from core.training.config import ModelConfig, TaskConfig, TrainConfig
 from core.training.tasks import make_task
 from core.training.train import train_ensemble
@@ -53,3 +56,16 @@ def criterion_argv(store, steps: int, lrs: str = "1e-3,1e-2") -> list[str]:
 def criterion_sweep(store, steps: int, lrs: str = "1e-3,1e-2") -> None:
     """criterion_argv's sweep in this process: no interpreter to start where nothing is killed."""
     assert main(criterion_argv(store, steps, lrs)) == 0
+
+
+def curves(store) -> dict:
+    """{(lr, seed, cap): (stop, solve step, [(metric, step, value) of its evaluations])} of a store's runs."""
+    runs = store_mod.load_runs(store)
+    metrics = store_mod.load_metrics(store, list(runs.run_id))
+    val = metrics[metrics.metric.isin(["val_loss", "val_acc", "test_loss", "test_acc"])]
+    out = {}
+    for row in runs.itertuples():
+        m = val[val.run_id == row.run_id].sort_values(["metric", "step"])
+        solve = None if pd.isna(row.solve_step) else row.solve_step  # NaN != NaN: compare as None
+        out[(row.lr, row.seed, row.steps)] = (row.stop, solve, list(zip(m.metric, m.step, m.value)))
+    return out
