@@ -198,6 +198,11 @@ CRITERION_SWEEPS = (
     # 16 key-value pairs, trained on a lent H100 (--device cuda --workers 4: 4 min 15 s for its 160 members; on the
     # 2-core CPU every member that does not solve runs to the cap, an estimated 6.5 hours)
     f"{_CRITERION_SCAN} --attention all --length 16",
+    # d_model 32 to 25,600 (tied_qkv's and identity's censored seeds still improving at 12,800, 2 of 5 and 5 of 5), in
+    # a scratch store with --carry-from data: the members data/ held stopped before 12,800 were carried over, and
+    # tied_qkv's and identity's 25 each trained from step 0 on this CPU (the 12,800 end states were lost with a
+    # machine), going on from their checkpoints across four starts, three of them stopped at a session's end
+    f"{_extended(_UP, 25600)} --attention all --d-model 32",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 to 16 only: 32 pairs, where every member
 # runs longer still
