@@ -1,5 +1,6 @@
 """Runtime: seconds per training step and tokens/s from the runs, and the forward+backward micro-benchmark."""
 
+import pandas as pd
 import streamlit as st
 
 from core.analysis import views
@@ -59,11 +60,13 @@ if not sw.empty:
         "peak_gflops",
         "utilisation",
         "step_utilisation",
-        "cancelled",
     ]
+    # a cancelled sweep stored only what finished before the cancel: it has no utilisation, so it gets its own rows
+    cancelled = sw.cancelled.fillna(False).astype(bool) if "cancelled" in sw else pd.Series(False, index=sw.index)
     sw = sw[[c for c in cols if c in sw]].astype({"jobs": int, "runs": int, "steps": int, "threads": int})
     if "carried" in sw:  # records written before it was counted have none: shown as a dash, not as 0
         sw = sw.assign(carried=[f"{v:.0f}" if v == v else "–" for v in sw.carried])
+    records, sw, stopped = sw.assign(cancelled=cancelled), sw[~cancelled], sw[cancelled]
     number, share = st.column_config.NumberColumn, st.column_config.ProgressColumn
     st.dataframe(
         sw,
@@ -79,7 +82,7 @@ if not sw.empty:
             "step_utilisation": share(min_value=0, max_value=1, format="%.2f"),
         },
     )
-    ui.download(sw, "bench-sweep")
+    ui.download(records, "bench-sweep")  # every record, the cancelled ones too
     st.caption(
         f"Measured by `python -m core sweep` itself, one row per sweep ({len(sw)} here: "
         f"{sw.seconds.sum() / 60:.0f} min of wall time in all): its wall time and its FLOP/s (every training step "
@@ -90,9 +93,21 @@ if not sw.empty:
         "one thread's share of that peak. Only the steps a sweep took count: a run taken up from a checkpoint or a "
         "shorter cap's end state counts its new steps, and `carried` runs (stopped before a shorter cap, stored "
         "again under the new one) none (– in records written before they were counted). A `cancelled` sweep (Ctrl-C, "
-        "SIGTERM) counts the FLOPs of the runs it stored only: its jobs in flight stored nothing, so its utilisation "
-        "is blank."
+        "SIGTERM) counts the FLOPs of the runs it stored only: its jobs in flight stored nothing (their checkpoints "
+        "let the next start go on), so it has no utilisation and is listed below, not in this table."
     )
+    if not stopped.empty:
+        st.dataframe(
+            stopped[["jobs", "runs", "carried", "steps", "threads", "seconds"]],
+            hide_index=True,
+            width="stretch",
+            column_config={"seconds": number(format="%.0f")},
+        )
+        st.caption(
+            f"{len(stopped)} cancelled sweep(s), {stopped.seconds.sum() / 60:.0f} min of wall time in all, "
+            f"{stopped.runs.sum()} runs stored: each is a part of a line that a later start of the same command "
+            "finished (reproduce.md counts its parts)."
+        )
     above = int((sw.utilisation >= 1).sum())
     if above:
         st.caption(
