@@ -1,9 +1,10 @@
 """The command line, `python -m core` (or `attention-lab`): one module per command group, on top of every package.
 
 flags (the flag types: one-line errors naming the field and its allowed values), sweep (`sweep`: its flags, the
-jobs they plan, the run and its report), store (`summary`, `export`, `prune`, `index`, `pack`, `report`), bench
-(`bench`), analysis (`baselines`, `pretrained`), land (`land`), todo (`todo`). The packages below expose functions
-only; this package may import any of them, and none of them imports it.
+jobs they plan and the run), sweep_output (what a sweep prints: its dry run, progress and report), store
+(`summary`, `export`, `prune`, `index`, `pack`, `report`), bench (`bench`), analysis (`baselines`, `pretrained`),
+land (`land`), todo (`todo`). The packages below expose functions only; this package may import any of them, and
+none of them imports it.
 """
 
 import signal
