@@ -70,7 +70,7 @@ def more_seeds(runs: pd.DataFrame, every: pd.DataFrame, skip=()) -> list[dict]:
                 continue
             ids = set(best.run_id[(best.attention == cell.attention) & (best.x == cell.x)])
             for p in every[every.attention == cell.attention].itertuples():
-                if ids & set(p.point_ids) and p.point_ids not in skip:
+                if not ids.isdisjoint(p.point_ids) and p.point_ids not in skip:
                     by_point.setdefault(p.point_ids, (p, {}))[1][cell.attention] = p.seeds
     for ids, (p, short) in by_point.items():
         names = [n for n in ATTENTION if n in short]
