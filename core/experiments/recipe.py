@@ -203,6 +203,10 @@ CRITERION_SWEEPS = (
     # tied_qkv's and identity's 25 each trained from step 0 on this CPU (the 12,800 end states were lost with a
     # machine), going on from their checkpoints across four starts, three of them stopped at a session's end
     f"{_extended(_UP, 25600)} --attention all --d-model 32",
+    # d_model 32 to 51,200 (tied_qkv: 1 of 5 censored seeds still improving at 25,600): tied_qkv's and identity's
+    # members went on from their 25,600 end states in the same scratch store on this CPU, across two starts (the
+    # first stopped at a session's end), the other six carried
+    f"{_extended(_UP, 51200)} --attention all --d-model 32",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 to 16 only: 32 pairs, where every member
 # runs longer still
