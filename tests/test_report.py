@@ -232,6 +232,7 @@ def test_todo_hours_keeps_the_lines_that_finish_here_in_time_timing_a_line_no_fu
     monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)
     timed = []
     monkeypatch.setattr(pace, "member_step_seconds", lambda job, device: timed.append(job) or 1.0)
+    monkeypatch.setattr(pace.os, "getloadavg", lambda: (0.0, 0.0, 0.0))  # an idle machine: no busy line first
     (row,) = pending(runs).itertuples()
     hours = [s / 3600 for s in row.job_steps]
     for cores in (1, 2):
@@ -245,6 +246,29 @@ def test_todo_hours_keeps_the_lines_that_finish_here_in_time_timing_a_line_no_fu
             said = "alone" if alone else f"# {took:.1f} h on {cores} cores (longest job {max(hours):.1f} h)"
             assert said in err.splitlines()[0] and row.line in err.splitlines()[0]
             assert len(timed) == (1 if alone else len(hours)) + len(NOT_YET)  # an over-long line: one job timed
+
+
+@pytest.mark.parametrize(("load", "cpus", "cores", "said"), [(2.1, 2, 2, True), (0.2, 2, 2, False), (1.0, 4, 2, False)])
+def test_todo_hours_says_first_when_other_work_holds_the_cores_its_paces_are_timed_on(
+    monkeypatch, capsys, load, cpus, cores, said
+):
+    """A pace timed beside another sweep runs about twice as slow: `todo --hours` says so on stderr, before any line,
+    where the load leaves fewer than --cores CPUs free, and says nothing on a machine with those cores free."""
+    from test_endpoints import three_lrs
+
+    from core.benchmarks import pace
+    from core.cli import todo
+    from core.experiments.recipe import CRITERION_SWEEPS
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    monkeypatch.setattr(todo.st, "load_runs", lambda store: three_lrs().assign(command=line))
+    monkeypatch.setattr(pace, "member_step_seconds", lambda job, device: 1.0)
+    monkeypatch.setattr(pace.os, "getloadavg", lambda: (load, 0.0, 0.0))
+    monkeypatch.setattr(pace.os, "cpu_count", lambda: cpus)
+    assert main(["todo", "--hours", "1", "--cores", str(cores)]) == 0
+    first = capsys.readouterr().err.splitlines()[0]
+    assert (f"# load {load:.1f} on {cpus} CPUs leaves fewer than the {cores} free" in first) == said
+    assert said or first.startswith("# over 1 h") or " h on " in first  # else the first line is a line's estimate
 
 
 def test_todo_into_a_scratch_store_carries_from_the_store_it_read_on_the_lines_that_raise_its_runs(monkeypatch, capsys):

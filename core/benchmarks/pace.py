@@ -6,6 +6,7 @@ or not, and these machines differ by about twice (docs/cli.md, `todo`).
 """
 
 import heapq
+import os
 from dataclasses import replace
 
 PACE_STEPS = 20  # steps timed per job: a second or two of a CPU core at the scan sizes
@@ -41,3 +42,15 @@ def wall_hours(hours, workers: int) -> float:
     for h in sorted(hours, reverse=True):
         heapq.heapreplace(loads, loads[0] + h)
     return max(loads)
+
+
+def busy(cores: int) -> str | None:
+    """A line for stderr where other work holds the CPUs a line's `cores` workers would take: each pace is then
+    timed beside it (a one-thread job on a 2-core machine running a sweep times over twice as slow), else None."""
+    load, cpus = os.getloadavg()[0], os.cpu_count() or 1
+    if load <= cpus - cores + 0.5:
+        return None
+    return (
+        f"# load {load:.1f} on {cpus} CPUs leaves fewer than the {cores} free that these hours assume: each pace is "
+        "timed beside other work, so the hours err slow"
+    )

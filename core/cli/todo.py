@@ -67,6 +67,11 @@ def cmd_todo(args, parser):
     todo = pending(runs)
     lines = [*zip(todo.line, todo.from_zero), *((line, None) for line in recipe.NOT_YET)]
     steps = dict(zip(todo.line, (dict(zip(t, s)) for t, s in zip(todo.trained, todo.job_steps))))
+    if args.hours is not None:
+        from ..benchmarks.pace import busy
+
+        if note := busy(args.cores):
+            print(note, file=sys.stderr)
     for line, cost in lines:
         if args.at_most is not None and (cost if cost is not None else most_steps(line)) > args.at_most:
             continue
