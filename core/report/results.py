@@ -10,6 +10,7 @@ from ..analysis import (
     endpoints,
     findings,
     markdown,
+    open_check,
     scaling,
     sensitivity,
     similarity,
@@ -65,6 +66,32 @@ def _endpoints(runs: pd.DataFrame) -> str:
         }
     )
     return markdown.table(out)
+
+
+def _open_check(store: Path, runs: pd.DataFrame) -> str:
+    ids = runs.run_id[runs.steps > open_check.FIRST_CAP]
+    pairs = open_check.at_lower_caps(runs, st.load_metrics(store, ids, ["val_acc", "val_loss"]))
+    if pairs.empty:
+        return "No run has been trained past a lower cap yet."
+    table = open_check.check(pairs)
+    caps = ", ".join(f"{c:,}" for c in sorted(pairs.cap.unique()))
+    out = pd.DataFrame(
+        {
+            "read at C": [f"{r.unit}: {r.said}" for r in table.itertuples()],
+            "n": table.n,
+            "solved by 2C (a cell: any of its seeds)": [
+                f"{r.solved_next} [{r.lo:.2f}, {r.hi:.2f}]" for r in table.itertuples()
+            ],
+            "Fisher p (the two rows)": [stats.p_text(p) for p in table.p],
+        }
+    )
+    return (
+        f"{len(pairs):,} (seed, C) pairs from {pairs.run_id.nunique():,} runs, at C = {caps}: each run a raised cap "
+        "trained past C unsolved, read at C from its stored curve (the schedule does not depend on the cap, so its "
+        "first C steps are the run to C), against whether it solved by 2C, the next cap; a cell is one lr of one "
+        "point. Only raised points are here; a closed cell among them was raised with its point (core.analysis."
+        "open_check). Solved by 2C: k of n, Wilson 95% interval.\n\n" + markdown.table(out)
+    )
 
 
 def _layer_control(runs: pd.DataFrame) -> str:
@@ -237,6 +264,10 @@ def results(store: Path, command: str) -> str:
         _endpoints(runs),
         "",
         endpoint_words.power_note(endpoints.endpoints(runs, list(NAMES), list(TASK_NAMES))),
+        "",
+        "## Is a seed still improving at the cap a sign that more steps help? (the open rule, checked)",
+        "",
+        _open_check(store, everything),
         "",
         "## The one-layer control (induction)",
         "",
