@@ -3,8 +3,8 @@ findings.still_improving) checked against what a raised cap showed next.
 
 A run trained to a cap holds, in its curve, the run to every lower cap C: the schedule does not depend on the cap,
 so its first C steps are that run's. So every run a raised cap trained past a lower cap C unsolved is read at C
-twice: by the rule, from its stored curve up to C (recorder.late_trend, on the evaluations the store keeps: the
-one nearest 80% of C and C itself, as in training), and by what followed: solved by 2C, the next cap, or not.
+twice: by the rule, from its stored curve up to C (recorder.late_trend, as in training, but on the evaluations
+the store keeps: the kept one nearest 80% of C, and C), and by what followed: solved by 2C, the next cap, or not.
 A cell here is one lr of one point at C, open as is_open reads it; what followed is whether any of its seeds
 censored at C solved by 2C.
 """
