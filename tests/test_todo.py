@@ -1,0 +1,186 @@
+"""`python -m core todo`: docs/reproduce.md's Still to run lines, retargeted to a scratch store, kept by their
+member-steps (--at-most) or by their hours on this machine (--hours, timed by core.benchmarks.pace)."""
+
+import pytest
+
+from core.cli import main
+
+
+def test_todo_prints_each_still_to_run_line_retargeted_to_train_the_same_runs_then_the_points_not_yet_trained(
+    monkeypatch, capsys
+):
+    """`todo --into S --device cuda --workers 4`: the Still to run line with its store, workers and device
+    changed, which plans the same jobs as the line itself and records as it (recipe.documented), then NOT_YET."""
+    from test_endpoints import three_lrs
+
+    from core.cli import todo
+    from core.cli.land import line_jobs
+    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET, documented
+    from core.report.pending import pending
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    runs = three_lrs().assign(command=line)
+    monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)  # a store holding these runs
+    want = list(pending(runs).line)
+    argv = ["todo", "--into", "/tmp/scratch", "--device", "cuda", "--workers", "4"]
+    assert len(want) == 1 and main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-len(NOT_YET) :] == [
+        n.replace("--store data", "--store /tmp/scratch").replace("--workers 2", "--workers 4") + " --device cuda"
+        for n in NOT_YET
+    ]
+    (got,) = printed[: -len(NOT_YET)]
+    assert "--store /tmp/scratch " in got and "--workers 4 " in got and got.endswith(" --device cuda")
+    assert documented(got) == documented(want[0])  # recorded as the line itself
+    here = got.removesuffix(" --device cuda")  # the sweep parser checks for a GPU
+    assert [j.run_ids() for j in line_jobs(here)] == [j.run_ids() for j in line_jobs(want[0])]
+
+
+def test_todo_names_a_bad_flag_in_one_line(tmp_path, capsys):
+    for argv, flag in ((["--device", "gpu"], "--device"), (["--store", str(tmp_path)], "--store")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["todo", *argv])
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and flag in err and len(err.strip().splitlines()) == 1
+
+
+def test_todo_adds_a_store_or_workers_a_line_does_not_name_and_quotes_a_store_for_the_shell():
+    import shlex
+
+    from core.cli.todo import for_store
+
+    assert for_store("python -m core sweep --task x", "/tmp/s", None, 3) == (
+        "python -m core sweep --task x --store /tmp/s --workers 3"
+    )
+    line = for_store("python -m core sweep --task x --store data --workers 2", "/tmp/my store", "cuda")
+    assert shlex.split(line)[4:] == ["--task", "x", "--store", "/tmp/my store", "--workers", "2", "--device", "cuda"]
+
+
+def test_todo_at_most_keeps_the_lines_that_fit_counting_a_line_without_runs_as_its_dry_run_does(
+    monkeypatch, capsys, tmp_path
+):
+    """`todo --at-most N`: a Still to run line by its member-steps from step 0 (pending), a NOT_YET line by the most
+    its plan can take, which is what `sweep --dry-run` prints for it on an empty store."""
+    import re
+
+    from test_endpoints import three_lrs
+
+    from core.cli import todo
+    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
+    from core.report.pending import pending
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    runs = three_lrs().assign(command=line)
+    monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)
+    (cost,) = pending(runs).from_zero
+    for not_yet in NOT_YET:
+        argv = not_yet.removeprefix("python -m core ").replace("--store data", f"--store {tmp_path}").split()
+        assert main([*argv, "--dry-run"]) == 0
+        most = int(re.search(r"at most ([\d,]+) member-steps", capsys.readouterr().out)[1].replace(",", ""))
+        assert todo.most_steps(not_yet) == most
+    for at_most in sorted({cost, cost - 1, *(todo.most_steps(n) for n in NOT_YET)}):
+        assert main(["todo", "--at-most", str(at_most)]) == 0
+        printed = capsys.readouterr().out.splitlines()
+        assert len(printed) == (cost <= at_most) + sum(todo.most_steps(n) <= at_most for n in NOT_YET)
+
+
+def test_each_job_trains_its_censored_and_new_members_to_the_cap_and_jobs_are_taken_longest_first():
+    """job_steps: per parameterization, what a scratch store trains with --carry-from the point's store: its members
+    censored at the cap and the ones it lacks, from step 0 to the new cap; one that stopped before the cap is
+    carried. wall_hours: jobs longest first, each to the worker free first, as the sweep's pool takes them."""
+    from test_endpoints import CELLS, runs
+
+    from core.benchmarks.pace import wall_hours
+    from core.report.pending import job_steps, raise_steps
+
+    point = runs(CELLS).assign(stop_step=lambda d: d.solve_step.fillna(d.steps))
+    steps = job_steps(point, 1000, 2000, ("standard", "stacked", "bilinear"), 11)  # one new seed each
+    assert steps == ((0 + 1) * 2000, (3 + 1) * 2000, (0 + 1) * 2000)  # stacked: 3 censored; each: 1 new seed
+    extended, from_zero = raise_steps(point, 1000, 2000, 33)
+    assert sum(steps) == extended + 3 * 1000 < from_zero  # the censored from 0, not from 1000; no stop repeated
+    assert wall_hours((3.0, 2.0, 2.0, 1.0), 2) == 4.0 and wall_hours((3.0, 2.0, 2.0, 1.0), 1) == 8.0
+    assert wall_hours((5.0, 1.0, 1.0), 2) == 5.0  # one long job sets the wall time, not the sum over two
+
+
+def test_the_pace_of_a_job_is_its_step_time_here_per_member_plus_its_share_of_evaluation():
+    """member_step_seconds trains a few steps of the job here and divides by member-steps: a job of twice the
+    model's width costs more per member-step than its narrow twin, timed the same way."""
+    from core.benchmarks.pace import member_step_seconds
+    from core.experiments.sweep import plan
+    from core.training.config import TrainConfig
+
+    train = TrainConfig(steps=400, eval_every=50, batch_size=8, until="solved", schedule="constant")
+    narrow, wide = (plan(["standard"], ["reverse"], 2, train, {"d_model": d, "n_heads": 2})[0] for d in (16, 128))
+    paces = [member_step_seconds(job, "cpu", steps=6, members=2) for job in (narrow, wide)]
+    assert 0 < paces[0] < paces[1] < 1
+
+
+def test_todo_hours_keeps_the_lines_that_finish_here_in_time_timing_a_line_no_further_than_it_must(monkeypatch, capsys):
+    """`todo --hours H`: a Still to run line by its jobs' member-steps from step 0 at their pace here (stubbed: one
+    second a member-step), longest first on --cores workers; a NOT_YET line by every member to the cap. A line whose
+    longest job alone is over H is dropped without timing the rest."""
+    from test_endpoints import three_lrs
+
+    from core.benchmarks import pace
+    from core.cli import todo
+    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
+    from core.report.pending import pending
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    runs = three_lrs().assign(command=line)
+    monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)
+    timed = []
+    monkeypatch.setattr(pace, "member_step_seconds", lambda job, device: timed.append(job) or 1.0)
+    monkeypatch.setattr(pace.os, "getloadavg", lambda: (0.0, 0.0, 0.0))  # an idle machine: no busy line first
+    (row,) = pending(runs).itertuples()
+    hours = [s / 3600 for s in row.job_steps]
+    for cores in (1, 2):
+        took = pace.wall_hours(hours, cores)
+        for limit, shown in ((took, 1), (took * 0.99, 0)):
+            timed.clear()
+            assert main(["todo", "--hours", str(limit), "--cores", str(cores)]) == 0
+            out, err = capsys.readouterr()
+            assert len(out.splitlines()) == shown  # a NOT_YET line's jobs to the cap take far longer
+            alone = max(hours) > limit
+            said = "alone" if alone else f"# {took:.1f} h on {cores} cores (longest job {max(hours):.1f} h)"
+            assert said in err.splitlines()[0] and row.line in err.splitlines()[0]
+            assert len(timed) == (1 if alone else len(hours)) + len(NOT_YET)  # an over-long line: one job timed
+
+
+@pytest.mark.parametrize(("load", "cpus", "cores", "said"), [(2.1, 2, 2, True), (0.2, 2, 2, False), (1.0, 4, 2, False)])
+def test_todo_hours_says_first_when_other_work_holds_the_cores_its_paces_are_timed_on(
+    monkeypatch, capsys, load, cpus, cores, said
+):
+    """A pace timed beside another sweep runs about twice as slow: `todo --hours` says so on stderr, before any line,
+    where the load leaves fewer than --cores CPUs free, and says nothing on a machine with those cores free."""
+    from test_endpoints import three_lrs
+
+    from core.benchmarks import pace
+    from core.cli import todo
+    from core.experiments.recipe import CRITERION_SWEEPS
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    monkeypatch.setattr(todo.st, "load_runs", lambda store: three_lrs().assign(command=line))
+    monkeypatch.setattr(pace, "member_step_seconds", lambda job, device: 1.0)
+    monkeypatch.setattr(pace.os, "getloadavg", lambda: (load, 0.0, 0.0))
+    monkeypatch.setattr(pace.os, "cpu_count", lambda: cpus)
+    assert main(["todo", "--hours", "1", "--cores", str(cores)]) == 0
+    first = capsys.readouterr().err.splitlines()[0]
+    assert (f"# load {load:.1f} on {cpus} CPUs leaves fewer than the {cores} free" in first) == said
+    assert said or first.startswith("# over 1 h") or " h on " in first  # else the first line is a line's estimate
+
+
+def test_todo_into_a_scratch_store_carries_from_the_store_it_read_on_the_lines_that_raise_its_runs(monkeypatch, capsys):
+    """A Still to run line retargeted with --into gets `--carry-from` the store todo read, so a member that store
+    holds stopped before the old cap is not trained again; a NOT_YET line has no runs to carry and gets none."""
+    from test_endpoints import three_lrs
+
+    from core.cli import todo
+    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    monkeypatch.setattr(todo.st, "load_runs", lambda store: three_lrs().assign(command=line))
+    assert main(["todo", "--into", "/tmp/scratch"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert [p.endswith(" --carry-from data") for p in printed] == [True] + [False] * len(NOT_YET)
+    assert main(["todo"]) == 0 and "--carry-from" not in capsys.readouterr().out  # the lines as they are
