@@ -49,13 +49,14 @@ def at_lower_caps(runs: pd.DataFrame, curves: pd.DataFrame) -> pd.DataFrame:
             upto = [m for m in metrics if m[0] <= cap]
             if not any(s == cap and k == "val_acc" for s, k, _ in upto):
                 continue
-            trend = pd.DataFrame([late_trend(upto, cap)])
             rows.append(
                 {k: r[k] for k in keys}
-                | {"run_id": r.run_id, "cap": cap, "improving": bool(findings.still_improving(trend).iloc[0])}
-                | {"solved_next": bool(ok and r.solve_step <= 2 * cap)}
+                | {"run_id": r.run_id, "cap": cap, "solved_next": bool(ok and r.solve_step <= 2 * cap)}
+                | late_trend(upto, cap)
             )
-    return pd.DataFrame(rows, columns=[*keys, "run_id", "cap", "improving", "solved_next"])
+    pairs = pd.DataFrame(rows, columns=[*keys, "run_id", "cap", "solved_next", "val_loss_drop", "val_acc_gain"])
+    pairs.insert(len(keys) + 2, "improving", findings.still_improving(pairs).astype(bool))
+    return pairs.drop(columns=["val_loss_drop", "val_acc_gain"])
 
 
 def check(pairs: pd.DataFrame) -> pd.DataFrame:
