@@ -1,5 +1,6 @@
 """The bundled data/ loads, covers the lr x seed grid made by the documented commands, and is small."""
 
+import math
 import re
 from pathlib import Path
 
@@ -178,13 +179,15 @@ def test_bundled_data_is_small_enough_for_community_cloud():
     assert max(sz.size(DATA, caches=True)) < sz.LIMIT
     # every run packed (core.results.packs), none a loose file filling a block of its own
     assert sorted(packs.packed(DATA)) == sorted(st.load_runs(DATA).run_id) and not packs.loose_paths(DATA)
-    # curves thinned (runfile.kept_step): 16 evaluations, then 8 a doubling (65 or so to 51,200, not 1,024); beside
-    # them thin_curve keeps only a run's last step, its solve step and its first at SOLVED
+    # curves thinned (runfile.kept_step): 16 evaluations after step 0, then 8 a doubling (73 to 102,400, not 2,048);
+    # beside them thin_curve keeps only a run's last step, its solve step and its first at SOLVED
     steps = st.load_metrics(DATA, metrics=["val_acc"]).groupby("run_id").step.unique()
-    every = {rid: meta["train"]["eval_every"] for rid, meta, _ in packs.all_metas(DATA)}
+    train = {rid: meta["train"] for rid, meta, _ in packs.all_metas(DATA)}
+    every = {rid: t["eval_every"] for rid, t in train.items()}
     extra = {r: [s for s in ss if s and not kept_step(int(s), every[r])] for r, ss in steps.items()}
     assert len(steps) == len(every) and max(map(len, extra.values())) <= 3
-    assert steps.map(len).max() <= 70
+    doublings = {r: max(0, math.ceil(math.log2(t["steps"] / (16 * t["eval_every"])))) for r, t in train.items()}
+    assert all(len(ss) <= 17 + 8 * doublings[r] + 3 for r, ss in steps.items())
     assert isinstance(st.load_named(DATA, "bench"), pd.DataFrame)
 
 

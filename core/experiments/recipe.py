@@ -207,6 +207,10 @@ CRITERION_SWEEPS = (
     # members went on from their 25,600 end states in the same scratch store on this CPU, across two starts (the
     # first stopped at a session's end), the other six carried
     f"{_extended(_UP, 51200)} --attention all --d-model 32",
+    # d_model 32 to 102,400 (tied_qkv: 1 of 5 censored seeds still improving at 51,200): tied_qkv's and identity's
+    # members went on from their 51,200 end states in the same scratch store on this CPU, across three starts (the
+    # first two were killed, one at a session's end, and wrote no record), the other six carried
+    f"{_extended(_UP, 102400)} --attention all --d-model 32",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 to 16 only: 32 pairs, where every member
 # runs longer still
