@@ -14,7 +14,7 @@ from core.experiments.recipe import CRITERION_SWEEPS, documented
 from core.results import packs, weights
 from core.results import size as sz
 from core.results import store as st
-from core.results.runfile import kept_step
+from core.results.runfile import DENSE, kept_step
 from core.training.config import LR_GRID
 from core.training.task_specs import TASK_SPECS
 from core.training.tasks import TASKS, chance_levels
@@ -186,8 +186,8 @@ def test_bundled_data_is_small_enough_for_community_cloud():
     every = {rid: t["eval_every"] for rid, t in train.items()}
     extra = {r: [s for s in ss if s and not kept_step(int(s), every[r])] for r, ss in steps.items()}
     assert len(steps) == len(every) and max(map(len, extra.values())) <= 3
-    doublings = {r: max(0, math.ceil(math.log2(t["steps"] / (16 * t["eval_every"])))) for r, t in train.items()}
-    assert all(len(ss) <= 17 + 8 * doublings[r] + 3 for r, ss in steps.items())
+    doublings = {r: max(0, math.ceil(math.log2(t["steps"] / (DENSE * t["eval_every"])))) for r, t in train.items()}
+    assert all(len(ss) <= 1 + DENSE + DENSE // 2 * doublings[r] + 3 for r, ss in steps.items())
     assert isinstance(st.load_named(DATA, "bench"), pd.DataFrame)
 
 
