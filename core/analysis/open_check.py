@@ -65,11 +65,9 @@ def check(pairs: pd.DataFrame) -> pd.DataFrame:
     interval, and p: Fisher's exact test of the unit's two rows (the same on both)."""
     keys = [k for k in cell_keys(pairs) if k in pairs.columns]
     cells = pairs.groupby([*keys, "cap"], dropna=False).agg(
-        seeds=("improving", "size"), improving=("improving", "sum"), solved_next=("solved_next", "any")
+        censored=("improving", "size"), improving=("improving", "sum"), solved_next=("solved_next", "any")
     )
-    cells["open"] = [
-        endpoints.is_open(pd.Series({"censored": n, "improving": i})) for n, i in zip(cells.seeds, cells.improving)
-    ]
+    cells["open"] = [endpoints.is_open(cell) for cell in cells.itertuples()]
     rows = []
     for unit, said, flag, hit in (
         ("seeds", "still improving", pairs.improving, pairs.solved_next),
