@@ -1,9 +1,11 @@
 """`sweep --carry-from STORE`: the runs another store holds that a line would train again, carried over, not
 trained, and every run ending as the straight sweep trains it (core.experiments.run_job.stopped_elsewhere)."""
 
+import numpy as np
 from tiny import close, criterion_argv, criterion_sweep, curves
 
 from core.results import store as st
+from core.results.weights import stored_tensors
 
 
 def test_a_raise_carries_the_members_another_store_holds_stopped_before_its_cap_and_trains_the_rest_from_0(
@@ -29,6 +31,17 @@ def test_a_raise_carries_the_members_another_store_holds_stopped_before_its_cap_
         assert r.steps_from == (r.steps_done if before.stop != "cap" else 0)  # carried: no step taken here
     carried = runs[runs.steps_from > 0].index
     assert len(carried) == stopped and (runs.loc[carried, "stop_step"] == prior.loc[carried, "stop_step"]).all()
+    for member in carried:  # whole: its weights, patterns and model as P kept them (prune then drops P's run)
+        here, there = (
+            stored_tensors(s, df.loc[member, "run_id"]) for s, df in ((tmp_path / "s", runs), (tmp_path / "p", prior))
+        )
+        assert here.keys() == there.keys() >= {"head_weights", "patterns", "examples", "state_dict"}
+        assert all(np.array_equal(a[k], b[k]) for a, b in zip(here["head_weights"], there["head_weights"]) for k in b)
+        assert [len(x) for x in here["head_weights"]] == [len(x) for x in there["head_weights"]] != []
+        assert all(np.array_equal(here["state_dict"][k], v) for k, v in there["state_dict"].items())
+        assert np.array_equal(here["patterns"], there["patterns"]) and np.array_equal(
+            here["examples"], there["examples"]
+        )
     # The carried members count towards the rule that stops a hopeless lr from the start, as a widened grid's
     # stored runs do: an lr they rule out stops at its first evaluation since, not where a straight sweep, still
     # training them, learnt it. So each run ends as the straight one did, or as its beginning, where ruled out.

@@ -11,6 +11,7 @@ import pandas as pd
 from ..results import index, scratch
 from ..results import store as st
 from ..results.superseded import longest_caps
+from ..results.weights import stored_tensors
 from ..training.config import ModelConfig, TaskConfig, TrainConfig, lineage_id, run_id, stable_hash
 from ..training.model import count_model_params
 
@@ -182,8 +183,11 @@ def stopped_elsewhere(job: Job, members: list[Member]) -> dict:
     """{member: {"result": its RunResult}} for each member whose lineage job.carry_from holds at a shorter cap, in a
     run that stopped before that cap (solved, its lr ruled out, diverged), or at the job's own cap, however it
     stopped (a line that adds seeds): the run this job would train again, step for step, since neither the schedule
-    nor those stops depend on the cap. Its curve is the one stored there (a slimmed store's thinned curve); its
-    weights are not carried (landing copies only the runs the store lacks)."""
+    nor those stops depend on the cap. Its curve is the one stored there (a slimmed store's thinned curve), and
+    its weights, patterns and model where that store kept them: prune --superseded deletes the shorter run they
+    were kept with once the raised one lands."""
+    import torch
+
     from ..training.recorder import RunResult
 
     if not members:
@@ -204,11 +208,14 @@ def stopped_elsewhere(job: Job, members: list[Member]) -> dict:
         curve = curves.get_group(rid)
         fields = {k: meta[k] for k in _CARRIED if meta.get(k) is not None}
         metrics = list(zip(curve.step, curve.metric, curve.value))
-        out[(lr, seed)] = {"result": RunResult(seed=seed, lr=lr, **fields, metrics=metrics)}
+        tensors = stored_tensors(job.carry_from, rid)
+        if "state_dict" in tensors:  # store_results writes a model from torch tensors, as a trained one hands it
+            tensors["state_dict"] = {k: torch.from_numpy(v) for k, v in tensors["state_dict"].items()}
+        out[(lr, seed)] = {"result": RunResult(seed=seed, lr=lr, **fields, metrics=metrics, **tensors)}
     return out
 
 
-# the RunResult fields a carried run keeps from its stored record (its weights and end state stay behind)
+# the RunResult fields a carried run keeps from its stored record (its end state stays behind)
 _CARRIED = (
     *("status", "final", "stop", "steps_done", "device"),
     *("train_seconds", "step_seconds", "tokens_per_s", "threads", "n_ensemble"),

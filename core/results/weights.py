@@ -94,3 +94,22 @@ def load_patterns(store, run_id: str):
     if "patterns" not in tensors:
         return None, None
     return tensors["patterns"].astype(np.float32), tensors["examples"]
+
+
+def stored_tensors(store, run_id: str) -> dict:
+    """A run's stored tensors as RunResult fields, exactly as kept (float16 head weights, patterns, examples; the
+    float32 model), so a run stored again under another id (a raised cap's carried member) is written whole.
+    Empty where the store kept none (prune drops all but the ones the pages read)."""
+    out = {}
+    path = weights_path(store, run_id)
+    if path.is_file():
+        tensors = load_file(str(path))
+        layers = sorted({int(k.split(".")[1]) for k in tensors if re.fullmatch(r"blocks\.\d+\.W_\w+", k)})
+        out["head_weights"] = [
+            {k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"blocks.{i}.")} for i in layers
+        ]
+        if "patterns" in tensors:
+            out["patterns"], out["examples"] = tensors["patterns"], tensors["examples"]  # (L, N, H, T, T), (N, T)
+    if model_path(store, run_id).is_file():
+        out["state_dict"] = load_file(str(model_path(store, run_id)))
+    return out
