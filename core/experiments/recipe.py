@@ -211,6 +211,13 @@ CRITERION_SWEEPS = (
     # members went on from their 51,200 end states in the same scratch store on this CPU, across three starts (the
     # first two were killed, one at a session's end, and wrote no record), the other six carried
     f"{_extended(_UP, 102400)} --attention all --d-model 32",
+    # the bundled induction point to 25,600 (identity: its 5 censored seeds at the best lr all still improving at
+    # 12,800): identity's 30 members trained again from step 0 on this CPU (data/ keeps no end states), in a scratch
+    # store with --carry-from data, which carried the other seven's members (each stopped before 12,800) with the
+    # weights and models data/ kept of them; two starts, the first stopped by SIGTERM after its first checkpoint
+    # to give the job both cores
+    f"python -m core sweep --attention all --task induction --seeds 5 --lr 0.0001,{_UP} --until solved "
+    "--steps 25600 --eval-every 50 --store data --workers 2 --quiet",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 to 16 only: 32 pairs, where every member
 # runs longer still

@@ -98,7 +98,11 @@ def reproduce(store: Path, command: str) -> str:
         "it wrote one). Runs "
         'marked "on a GPU" trained on CUDA, as each run records (the runs stored before a run recorded its device: '
         "their command's `--device cuda`); `--device`, `--workers` and `--ray` change where and how many jobs train "
-        "at once, not which runs; a GPU's float sums differ from a CPU's in the last digits. The sweeps ran in a "
+        "at once, not which runs; a GPU's float sums differ from a CPU's in the last digits, and so do those of an "
+        "ensemble of another size or of another machine: a run trained again follows its stored curve to rounding at "
+        "first, but at a high lr rounding can grow over thousands of steps into another outcome (docs/answers.md has "
+        "one, under 004), so a run trained again from step 0 is a fresh draw of its seed, as a rerun anywhere else "
+        "would be. The sweeps ran in a "
         'scratch store, and each finished line\'s files were copied here: `python -m core land "<line>" --from '
         "SCRATCH` copies every member's run (as one pack) and the line's sweep records (`--weights` adds the runs' "
         "weights and "
