@@ -21,19 +21,16 @@ def load_head_weights(store, run_id: str) -> list[dict[str, np.ndarray]]:
         d_head = (f.metadata() or {}).get("d_head", "")
     if not d_head.isdigit() or int(d_head) == 0:
         raise ValueError(f"{path.name}: no d_head in its metadata")
-    tensors = {k: v.astype(np.float32) for k, v in load_file(str(path)).items()}
-    blocks = sorted({int(k.split(".")[1]) for k in tensors if re.fullmatch(r"blocks\.\d+\.W_\w+", k)})
-    if not blocks or blocks != list(range(len(blocks))):
+    blocks = _by_layer({k: v.astype(np.float32) for k, v in load_file(str(path)).items()})
+    if not blocks or sorted(blocks) != list(range(len(blocks))):
         raise ValueError(f"{path.name}: no blocks.<layer>.W_* tensors for layers 0..n")
-    layers = [
-        _layer(
-            {k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"blocks.{i}.")},
-            int(d_head) ** -0.5,
-            f"{path.name} layer {i}",
-        )
-        for i in blocks
-    ]
-    return layers
+    return [_layer(blocks[i], int(d_head) ** -0.5, f"{path.name} layer {i}") for i in sorted(blocks)]
+
+
+def _by_layer(tensors: dict) -> dict[int, dict[str, np.ndarray]]:
+    """{layer: {name: tensor}} of a weights file's blocks.<layer>.W_* tensors."""
+    layers = sorted({int(k.split(".")[1]) for k in tensors if re.fullmatch(r"blocks\.\d+\.W_\w+", k)})
+    return {i: {k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"blocks.{i}.")} for i in layers}
 
 
 def _layer(hw: dict, scale: float, where: str) -> dict[str, np.ndarray]:
@@ -104,10 +101,7 @@ def stored_tensors(store, run_id: str) -> dict:
     path = weights_path(store, run_id)
     if path.is_file():
         tensors = load_file(str(path))
-        layers = sorted({int(k.split(".")[1]) for k in tensors if re.fullmatch(r"blocks\.\d+\.W_\w+", k)})
-        out["head_weights"] = [
-            {k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"blocks.{i}.")} for i in layers
-        ]
+        out["head_weights"] = [layer for _, layer in sorted(_by_layer(tensors).items())]
         if "patterns" in tensors:
             out["patterns"], out["examples"] = tensors["patterns"], tensors["examples"]  # (L, N, H, T, T), (N, T)
     if model_path(store, run_id).is_file():
