@@ -145,9 +145,12 @@ def test_overview_answers_each_seed_question_in_one_line_with_the_full_answer_on
     assert said  # the bundled scans do part the tied variants from standard somewhere
     # 004 names the task it rests on, with the one-layer control, read from the store (endpoints.layer_control)
     assert "On induction (a token's earlier successor recalled at varying offsets" in answers[3].proto.help
-    assert "`identity` 0/5 with 2 layers" in answers[3].proto.help and "`standard` 0/5 with 1 layer" in (
-        answers[3].proto.help
-    )
+    from core.analysis import endpoints
+
+    control = endpoints.layer_control(runs).set_index(["attention", "n_layers"])  # the store's counts, not a copy
+    for name, layers in (("identity", 2), ("standard", 1)):
+        r = control.loc[(name, layers)]
+        assert f"`{name}` {int(r.solved)}/{int(r.seeds)} with {layers} layer" in answers[3].proto.help
     links = {link.proto.label: link.proto for link in at.get("page_link")}
     assert "attn=standard%2Ctied_qk%2Ctied_qkv" in links["→ tied variants' scans"].query_string
     assert links["→ tied variants' scans"].page.endswith("scaling")
