@@ -186,8 +186,6 @@ def stopped_elsewhere(job: Job, members: list[Member]) -> dict:
     nor those stops depend on the cap. Its curve is the one stored there (a slimmed store's thinned curve), and
     its weights, patterns and model where that store kept them: prune --superseded deletes the shorter run they
     were kept with once the raised one lands."""
-    import torch
-
     from ..training.recorder import RunResult
 
     if not members:
@@ -209,8 +207,6 @@ def stopped_elsewhere(job: Job, members: list[Member]) -> dict:
         fields = {k: meta[k] for k in _CARRIED if meta.get(k) is not None}
         metrics = list(zip(curve.step, curve.metric, curve.value))
         tensors = stored_tensors(job.carry_from, rid)
-        if "state_dict" in tensors:  # store_results writes a model from torch tensors, as a trained one hands it
-            tensors["state_dict"] = {k: torch.from_numpy(v) for k, v in tensors["state_dict"].items()}
         out[(lr, seed)] = {"result": RunResult(seed=seed, lr=lr, **fields, metrics=metrics, **tensors)}
     return out
 
@@ -229,7 +225,7 @@ def store_results(store, job: Job, results, command=None) -> dict:
     for r in results:
         metrics = pd.DataFrame(r.metrics, columns=["step", "metric", "value"])
         rid = ids[(r.lr, r.seed)]
-        state = {k: v.numpy() for k, v in r.state_dict.items()} or None
+        state = r.state_dict or None  # torch (trained) or numpy (carried): write_run takes either as float32
         st.write_run(store, record(job, r, rid, command), metrics, r.head_weights, r.patterns, r.examples, state)
         if job.train.until == "solved":
             scratch.write_lineage(store, job.lineage((r.lr, r.seed)), job.train.steps, r)
