@@ -218,6 +218,11 @@ CRITERION_SWEEPS = (
     # to give the job both cores
     f"python -m core sweep --attention all --task induction --seeds 5 --lr 0.0001,{_UP} --until solved "
     "--steps 25600 --eval-every 50 --store data --workers 2 --quiet",
+    # the bundled induction point to 51,200 (identity: 1 of 5 seeds solved at 25,600, the other 4 still improving):
+    # identity's 29 censored members went on from their 25,600 end states in the same scratch store on this CPU in
+    # one start, the other seven's members carried with their weights and models
+    f"python -m core sweep --attention all --task induction --seeds 5 --lr 0.0001,{_UP} --until solved "
+    "--steps 51200 --eval-every 50 --store data --workers 2 --quiet",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 to 16 only: 32 pairs, where every member
 # runs longer still
