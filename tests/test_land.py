@@ -72,6 +72,32 @@ def test_land_with_weights_copies_each_runs_weights_and_model(scratch, tmp_path,
     assert set(st.load_runs(data).run_id) == ids
 
 
+def test_a_raised_line_whose_scratch_runs_lack_the_kept_weights_is_refused_with_nothing_copied(
+    scratch, tmp_path, monkeypatch, capsys
+):
+    """prune --superseded deletes the shorter run with its weights: a raised run landing without them would leave
+    the pages none, so the line is refused until the scratch store holds them; then it lands with them."""
+    import shutil
+
+    data, raised, low, high = tmp_path / "data", tmp_path / "raised", _line(60, "1e-3,1e-2"), _line(150, "1e-3,1e-2")
+    monkeypatch.setattr(recipe, "CRITERION_SWEEPS", (*recipe.CRITERION_SWEEPS, high))
+    assert main(["land", low, "--from", str(scratch), "--store", str(data), "--weights"]) == 0
+    shutil.copytree(scratch, raised)
+    criterion_sweep(raised, 150)  # each member extended from its 60 end state, or stored again as it stopped
+    lost = sorted(_ids(high))[0]
+    rf.model_path(raised, lost).unlink()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["land", high, "--from", str(raised), "--store", str(data), "--weights"])
+    err = capsys.readouterr().err.strip()
+    assert exit_.value.code == 1 and len(err.splitlines()) == 1
+    assert f"1 runs (first {lost}) lack in {raised} the weights or model that {data} keeps" in err
+    assert set(packs.packed(data)) == _ids(low) and len(list((data / "bench").iterdir())) == 1
+    criterion_sweep(tmp_path / "fresh", 150)  # trained again: every run with its weights and model
+    assert main(["land", high, "--from", str(tmp_path / "fresh"), "--store", str(data), "--weights"]) == 0
+    assert rf.model_path(data, lost).exists() and set(packs.packed(data)) >= _ids(high)
+
+
 def test_an_unfinished_line_is_refused_in_one_line_with_nothing_written(scratch, tmp_path, monkeypatch, capsys):
     line = _line(150, "1e-3,1e-2")  # the line raised: its members are not in the scratch store at 150
     monkeypatch.setattr(recipe, "CRITERION_SWEEPS", (*recipe.CRITERION_SWEEPS, line))

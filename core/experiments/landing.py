@@ -12,6 +12,7 @@ from ..results import packs
 from ..results import runfile as rf
 from ..results import size as sz
 from ..results import store as st
+from ..results.superseded import longest_caps
 from .outlook import outlook
 from .recipe import scan_command
 from .run_job import Job
@@ -44,7 +45,7 @@ def land(scratch, store, line: str, jobs: list[Job], weights: bool = False, limi
     `weights`, each copied run's weights and whole model go too (a point whose weights the pages read:
     `prune` then keeps only the ones they show). With `limit` (bytes on disk, core.results.size), a line whose
     pack and records would take the store past it is refused before anything is copied."""
-    why = unfinished(scratch, jobs)
+    why = unfinished(scratch, jobs) or (weights and tensors_left_behind(scratch, store, jobs))
     if why:
         raise LandingError(why)
     ids = [rid for job in jobs for rid in job.run_ids().values()]
@@ -63,6 +64,33 @@ def land(scratch, store, line: str, jobs: list[Job], weights: bool = False, limi
         packs.write(store, table, data)
     n_records = sum(_copy(p, Path(store, "bench", p.name)) for p in records)
     return Landed(len(new), len(ids) - len(new), n_records, n_weights)
+
+
+def tensors_left_behind(scratch, store, jobs: list[Job]) -> str | None:
+    """None unless a run of the line lacks, in `scratch`, a weights or model file that `store` keeps of the same
+    member's shorter-capped run: prune --superseded would delete that run, and with it the only copy the pages
+    read. A scratch store can hold such runs where it took a member up from a record written before carried runs
+    kept their tensors; carried again from `store` into a fresh scratch store, they have them."""
+    caps = longest_caps(store)
+    lacking = []
+    for job in jobs:
+        for member, rid in job.run_ids().items():
+            cap = caps.get(job.lineage(member), 0)
+            if not 0 < cap < job.train.steps:
+                continue
+            old = job.run_id_at(member, cap)
+            if any(
+                path(store, old).is_file() and not path(scratch, rid).is_file()
+                for path in (rf.weights_path, rf.model_path)
+            ):
+                lacking.append(rid)
+    if not lacking:
+        return None
+    return (
+        f"{len(lacking)} runs (first {lacking[0]}) lack in {scratch} the weights or model that {store} keeps of their "
+        f"shorter-capped run: store the line again in a fresh scratch store, carrying (--carry-from) each member "
+        f"{store} stopped before its cap from there and the rest from {scratch}, and land from it; nothing copied"
+    )
 
 
 def _check_room(store, pack: int, records: list[Path], limit: int) -> None:

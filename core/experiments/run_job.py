@@ -40,6 +40,11 @@ class Job:
         """Each member's run id: the hash of (model, task, training config at its lr, seed)."""
         return {(lr, s): run_id(self.model, self.task, self.train_at(lr), s) for lr, s in self.members}
 
+    def run_id_at(self, member: Member, steps: int) -> str:
+        """The member's run id at another cap: its run of the same lineage (a shorter cap's, say)."""
+        lr, seed = member
+        return run_id(self.model, self.task, replace(self.train_at(lr), steps=steps), seed)
+
     def lineage(self, member: Member) -> str:
         """The member's id without its cap (core.training.config.lineage_id)."""
         lr, seed = member
@@ -196,7 +201,7 @@ def stopped_elsewhere(job: Job, members: list[Member]) -> dict:
         cap = caps.get(job.lineage((lr, seed)), 0)
         if not 0 < cap <= job.train.steps:
             continue
-        rid = run_id(job.model, job.task, replace(job.train_at(lr), steps=cap), seed)
+        rid = job.run_id_at((lr, seed), cap)
         meta = st.run_meta(job.carry_from, rid)
         if meta.get("stop", "cap") != "cap" or cap == job.train.steps:
             stopped[rid] = (lr, seed, meta)
