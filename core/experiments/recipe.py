@@ -223,6 +223,12 @@ CRITERION_SWEEPS = (
     # one start, the other seven's members carried with their weights and models
     f"python -m core sweep --attention all --task induction --seeds 5 --lr 0.0001,{_UP} --until solved "
     "--steps 51200 --eval-every 50 --store data --workers 2 --quiet",
+    # the bundled induction point to 102,400 (identity: 1 of its 2 unsolved seeds at the best lr still improving at
+    # 51,200): identity's 24 censored members went on from their 51,200 end states (their lineage records copied
+    # into a fresh scratch store) on this CPU in two starts, the first stopped at a session's end; the other seven's
+    # members carried with their weights and models
+    f"python -m core sweep --attention all --task induction --seeds 5 --lr 0.0001,{_UP} --until solved "
+    "--steps 102400 --eval-every 50 --store data --workers 2 --quiet",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 to 16 only: 32 pairs, where every member
 # runs longer still
