@@ -10,7 +10,8 @@ import pytest
 from core.analysis import curves, findings
 from core.attention.registry import ATTENTION
 from core.cli.land import line_jobs
-from core.experiments.recipe import CRITERION_SWEEPS, documented
+from core.experiments.lines import documented
+from core.experiments.recipe import CRITERION_SWEEPS
 from core.results import packs, weights
 from core.results import size as sz
 from core.results import store as st

@@ -30,13 +30,13 @@ def test_check_names_a_stale_document_and_writes_nothing(tmp_path, capsys):
 
 
 def test_every_documented_command_and_every_sweep_record_is_in_reproduce():
-    from core.experiments import recipe as prov
+    from core.experiments import lines, recipe
     from core.results import store as st
 
     text = (ROOT / "docs" / "reproduce.md").read_text()
-    assert all(c in text for c in prov.CRITERION_SWEEPS)
-    recorded = {prov.documented(p["command"]) for p in st.provenance_of(ROOT / "data")}
-    assert recorded <= set(prov.CRITERION_SWEEPS)
+    assert all(c in text for c in recipe.CRITERION_SWEEPS)
+    recorded = {lines.documented(p["command"]) for p in st.provenance_of(ROOT / "data")}
+    assert recorded <= set(recipe.CRITERION_SWEEPS)
 
 
 def test_an_empty_store_is_one_line(tmp_path, capsys):
@@ -48,7 +48,8 @@ def test_an_empty_store_is_one_line(tmp_path, capsys):
 
 
 def test_an_open_points_cap_is_raised_by_the_latest_line_that_made_it_for_every_parameterization_there():
-    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET, raised
+    from core.experiments.lines import raised
+    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
 
     grid, widened = CRITERION_SWEEPS[:2]  # induction's grid, then its lrs one step up (the later line)
     recorded = widened.replace("--store data", "--store /tmp/scratch") + " --device cuda"
@@ -60,7 +61,8 @@ def test_an_open_points_cap_is_raised_by_the_latest_line_that_made_it_for_every_
 
 
 def test_an_open_cells_best_lr_at_an_end_of_its_points_lrs_widens_the_raise_that_way_for_the_whole_point():
-    from core.experiments.recipe import CRITERION_SWEEPS, beyond_edges, raised
+    from core.experiments.lines import beyond_edges, raised
+    from core.experiments.recipe import CRITERION_SWEEPS
 
     grid = (3e-4, 1e-3, 3e-3, 1e-2)
     assert beyond_edges(grid, {1e-2}) == (*grid, 3e-2) and beyond_edges(grid, {3e-4, 1e-3}) == (1e-4, *grid)

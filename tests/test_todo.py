@@ -10,12 +10,13 @@ def test_todo_prints_each_still_to_run_line_retargeted_to_train_the_same_runs_th
     monkeypatch, capsys
 ):
     """`todo --into S --device cuda --workers 4`: the Still to run line with its store, workers and device
-    changed, which plans the same jobs as the line itself and records as it (recipe.documented), then NOT_YET."""
+    changed, which plans the same jobs as the line itself and records as it (lines.documented), then NOT_YET."""
     from test_endpoints import three_lrs
 
     from core.cli import todo
     from core.cli.land import line_jobs
-    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET, documented
+    from core.experiments.lines import documented
+    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
     from core.report.pending import pending
 
     line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)

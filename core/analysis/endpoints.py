@@ -110,7 +110,7 @@ def open_cells(runs: pd.DataFrame) -> pd.DataFrame:
 def edge_cells(runs: pd.DataFrame) -> pd.DataFrame:
     """Every cell of the criterion runs (as open_cells reads them, with the same columns) whose best lr is an end of
     its point's lrs, where the point trained more than one: its optimum may lie outside the grid, so the protocol
-    widens the point's lrs that way (recipe.beyond_edges). Empty where none is."""
+    widens the point's lrs that way (core.experiments.lines.beyond_edges). Empty where none is."""
     return _flagged(cells(runs), "at_an_end")
 
 

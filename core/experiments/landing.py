@@ -13,8 +13,8 @@ from ..results import runfile as rf
 from ..results import size as sz
 from ..results import store as st
 from ..results.superseded import longest_caps
+from .lines import scan_command
 from .outlook import outlook
-from .recipe import scan_command
 from .run_job import Job
 
 
@@ -41,7 +41,7 @@ def unfinished(scratch, jobs: list[Job]) -> str | None:
 
 def land(scratch, store, line: str, jobs: list[Job], weights: bool = False, limit: int | None = None) -> Landed:
     """Copy each member's run of the finished line from `scratch` into `store` as one new pack, and the records of
-    the sweeps that ran the line (matched by their command, as core.experiments.recipe compares commands). With
+    the sweeps that ran the line (matched by their command, as core.experiments.lines compares commands). With
     `weights`, each copied run's weights and whole model go too (a point whose weights the pages read:
     `prune` then keeps only the ones they show). With `limit` (bytes on disk, core.results.size), a line whose
     pack and records would take the store past it is refused before anything is copied."""

@@ -7,7 +7,7 @@ import pandas as pd
 from ..analysis import endpoints, markdown, scaling
 from ..analysis.axes import AXES
 from ..attention.registry import ATTENTION
-from ..experiments import recipe
+from ..experiments import lines, recipe
 
 COLUMNS = ["line", "open", "edges", "seeds", "extended", "from_zero", "added", "trained", "job_steps"]
 DECIDING_SEEDS = 10  # the protocol's seeds a cell where a threshold is decided (5 elsewhere)
@@ -44,7 +44,7 @@ def _row(point, steps: int, trained, n_seeds: int, lrs, stored: pd.DataFrame, ca
     members = len(trained) * each
     extended, from_zero = raise_steps(stored, cap, steps, members)
     return {
-        "line": recipe.rerun(point, steps, trained, n_seeds, lrs),
+        "line": lines.rerun(point, steps, trained, n_seeds, lrs),
         **{k: why.get(k, "") for k in ("open", "edges", "seeds")},
         "extended": extended,
         "from_zero": from_zero,
@@ -81,7 +81,7 @@ def more_seeds(runs: pd.DataFrame, every: pd.DataFrame, skip=()) -> list[dict]:
 
 
 def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per point to run again, raises first: its line (recipe.rerun: twice its cap where a cell is open,
+    """One row per point to run again, raises first: its line (lines.rerun: twice its cap where a cell is open,
     its lrs one step wider at each end holding a best lr), its open and edge cells in words, its member-steps
     extended and from step 0 (raise_steps), and the runs it adds once landed (a raised run replaces its own).
     `every`: endpoints.cells(runs), where the caller has it."""
@@ -91,7 +91,7 @@ def pending(runs: pd.DataFrame, every: pd.DataFrame | None = None) -> pd.DataFra
     keys = ["commands", "cap", "trained", "point_seeds", "point_lrs", "point_ids"]
     for (point, cap, trained, seeds, lrs, ids), g in cells.groupby(keys, sort=False):
         g = g.sort_values("attention", key=lambda a: a.map(list(ATTENTION).index))
-        wider = recipe.beyond_edges(lrs, set(g.lr[g.at_an_end]))
+        wider = lines.beyond_edges(lrs, set(g.lr[g.at_an_end]))
         steps = 2 * int(cap) if g.open.any() else int(cap)
         opened = ", ".join(f"{r.attention} ({r.improving} of {r.censored})" for r in g[g.open].itertuples())
         edges = ", ".join(f"{r.attention} ({r.lr:g})" for r in g[g.at_an_end].itertuples())

@@ -6,6 +6,7 @@ import pandas as pd
 
 from ..analysis import markdown
 from ..experiments import recipe
+from ..experiments.lines import documented
 from ..results import packs
 from ..results import size as sz
 from ..results import store as st
@@ -18,7 +19,7 @@ def _records(store: Path) -> pd.DataFrame:
     rows = []
     for path in sorted((store / "bench").glob("sweep-*.parquet")):
         record = st.read_meta(path)["provenance"]
-        rows.append(pd.read_parquet(path).iloc[0].to_dict() | {"command": recipe.documented(record["command"])})
+        rows.append(pd.read_parquet(path).iloc[0].to_dict() | {"command": documented(record["command"])})
     return pd.DataFrame(rows)
 
 
@@ -59,8 +60,8 @@ def _size_sentence(store: Path) -> str:
 def reproduce(store: Path, command: str) -> str:
     """docs/reproduce.md: the commands behind the store, in order, each with the runs it stored and its compute."""
     runs = st.load_runs(store)
-    made = runs.command.map(recipe.documented).value_counts()
-    on_gpu = runs.command[runs.device == "cuda"].map(recipe.documented).value_counts()
+    made = runs.command.map(documented).value_counts()
+    on_gpu = runs.command[runs.device == "cuda"].map(documented).value_counts()
     records = _records(store)
     compute = _compute(records)
     # older records: written before runs recorded where a sweep took them up (no `carried`)
