@@ -1,9 +1,8 @@
 """The experiment machinery: plan a sweep, train its jobs (in-process, worker processes or Ray), store them.
 
 Holds sweep, run_job, outlook (what a sweep would train and from which step: `sweep --dry-run`), workers,
-cluster (Ray), flops (FLOP counts and the measured matmul peak) recipe (every command behind data/, which
+cluster (Ray), flops (FLOP counts and the measured matmul peak), recipe (every command behind data/, which
 docs/reproduce.md and tests/test_bundled.py read), lines (a recorded command's recipe line; the line that raises
-or widens a point) and landing (a finished line's runs copied from its scratch
-store into data/: `land`). May import: core.attention, core.training, core.results, core.analysis (a sweep's
-summary).
+or widens a point) and landing (a finished line's runs copied from its scratch store into data/: `land`).
+May import: core.attention, core.training, core.results, core.analysis (a sweep's summary).
 """
