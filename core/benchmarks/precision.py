@@ -27,13 +27,23 @@ def cpu_record() -> dict:
 
 
 def precision_bench(
-    device, steps: int = 30, rounds: int = 3, seeds: int = 5, compile: bool = True, log=print
+    device,
+    steps: int = 30,
+    rounds: int = 3,
+    seeds: int = 5,
+    compile: bool = True,
+    eval_size: int | None = None,
+    log=print,
 ) -> pd.DataFrame:
     """One associative-recall `standard` job (seeds x the lr grid, one ensemble) per engine, `rounds` rounds with
     the order rotating; ratio: the median over rounds of fp32's seconds over the engine's in the same round.
-    compile=False leaves out bf16 + torch.compile (its compile alone takes minutes)."""
+    compile=False leaves out bf16 + torch.compile (its compile alone takes minutes); eval_size shrinks the held-out
+    sets the job evaluates at its first and last step (on a CPU without bf16 units those dominate a short job)."""
     engines = {k: v for k, v in ENGINES.items() if compile or not v[1]}
-    job = plan(["standard"], ["associative_recall"], seeds, TrainConfig(steps=steps, eval_every=steps), lrs=LR_GRID)[0]
+    held_out = {"eval_size": eval_size} if eval_size else None
+    job = plan(
+        ["standard"], ["associative_recall"], seeds, TrainConfig(steps=steps, eval_every=steps), None, LR_GRID, held_out
+    )[0]
     members = [s for _, s in job.members]
     lrs = [lr for lr, _ in job.members]
     flops = run_flops(job) * len(members)  # forward/backward FLOPs do not depend on the dtype

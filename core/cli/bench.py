@@ -106,6 +106,7 @@ def cmd_bench(args, parser):
                 rounds=2 if args.quick else 3,
                 seeds=1 if args.quick else 5,
                 compile=not args.quick,
+                eval_size=32 if args.quick else None,
             )
         st.write_named(args.store, "bench", "precision", pr, {**meta, **pr[["cpu", "cpu_flags"]].iloc[0].to_dict()})
         print(
