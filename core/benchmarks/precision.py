@@ -41,9 +41,8 @@ def precision_bench(
     sets the job evaluates at its first and last step (on a CPU without bf16 units those dominate a short job)."""
     engines = {k: v for k, v in ENGINES.items() if compile or not v[1]}
     held_out = {"eval_size": eval_size} if eval_size else None
-    job = plan(
-        ["standard"], ["associative_recall"], seeds, TrainConfig(steps=steps, eval_every=steps), None, LR_GRID, held_out
-    )[0]
+    short = TrainConfig(steps=steps, eval_every=steps)
+    job = plan(["standard"], ["associative_recall"], seeds, short, lrs=LR_GRID, task_overrides=held_out)[0]
     members = [s for _, s in job.members]
     lrs = [lr for lr, _ in job.members]
     flops = run_flops(job) * len(members)  # forward/backward FLOPs do not depend on the dtype
