@@ -225,6 +225,11 @@ CRITERION_SWEEPS = (
     # members carried with their weights and models
     f"python -m core sweep --attention all --task induction --seeds 5 --lr 0.0001,{_UP} --until solved "
     "--steps 102400 --eval-every 50 --store data --workers 2 --quiet",
+    # the one-layer control to 25,600 (in 6 of its 8 cells censored seeds were still improving at 12,800): every
+    # member trained again from step 0 on this CPU (data/ keeps no end states, and none had stopped before 12,800 for
+    # --carry-from data to carry), in a scratch store across several starts, each going on from its checkpoints
+    "python -m core sweep --attention all --task induction --seeds 5 --lr grid --n-layers 1 --until solved "
+    "--steps 25600 --eval-every 50 --store data --workers 2 --quiet",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 to 16 only: 32 pairs, where every member
 # runs longer still
