@@ -7,7 +7,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from tiny import TINY_FLAGS
 
 from core.results import store as st
@@ -94,12 +93,45 @@ def test_ctrl_c_on_a_sweep_with_workers_is_a_one_line_cancel_that_releases_its_c
     assert not list(tmp_path.rglob("*.claim")) and not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_sigterm_on_a_background_sweep_cancels_cleanly_and_records_its_part(tmp_path, workers):
+def test_sigterm_on_a_background_sweep_cancels_cleanly_and_records_its_part(tmp_path):
     # a background job (`cmd &`) starts with SIGINT ignored: SIGTERM (kill's and timeout's default) is what reaches
-    # it, sent to the sweep's own process only (its workers follow it)
-    rc, out, err = interrupted(tmp_path, workers, signal.SIG_IGN, lambda proc: proc.send_signal(signal.SIGTERM))
+    # it (with workers: the next test)
+    rc, out, err = interrupted(tmp_path, 1, signal.SIG_IGN, lambda proc: proc.send_signal(signal.SIGTERM))
     assert rc == 130 and err.strip().splitlines() == CANCELLED, err
     assert "until the cancel" in out and not list(tmp_path.rglob("*.claim"))
     record = st.load_named(tmp_path, "bench")
     assert len(record) == 1 and bool(record.cancelled.iloc[0]) and record.seconds.iloc[0] > 2
+
+
+def test_sigterm_on_a_sweep_with_workers_counts_and_records_the_jobs_finished_before_it(tmp_path):
+    # two workers, four jobs of two runs: SIGTERM, sent to the sweep's own process only (its workers follow it),
+    # lands once the first two jobs are stored, while the last two train
+    flags = "--steps 600 --eval-every 200 --seeds 2 --lr 1e-3 --attention standard,mqa,tied_qk,gqa --task reverse"
+    argv = sweep_argv(tmp_path, f"{flags} --workers 2")
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and len(list((tmp_path / "runs").glob("*.parquet"))) < 4:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the sweep has taken the two finished jobs' counts from its workers
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130 and err.strip().splitlines() == CANCELLED, err
+    assert len(st.load_runs(tmp_path)) == 4, "the cancel should land while the last two jobs train"
+    assert "trained 4 runs" in out, out  # not 0: the jobs that ended before the cancel are counted
+    assert not list(tmp_path.rglob("*.claim")) and not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+    record = st.load_named(tmp_path, "bench")
+    assert len(record) == 1 and bool(record.cancelled.iloc[0])
+    assert record.runs.iloc[0] == 4 and record.gflop.iloc[0] > 0  # the FLOPs of the runs it stored

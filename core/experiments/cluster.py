@@ -107,10 +107,11 @@ def train_task(job, missing, device, progress, index):
     return results
 
 
-def run_ray(store, todo, device, command, address: str, on_step=None, train=train_task) -> list[dict]:
+def run_ray(store, todo, device, command, address: str, on_step=None, train=train_task, out=None) -> list[dict]:
     """Train each (job, missing members) in `todo` (longest first) as one Ray task and store its runs here;
-    returns their counts like core.experiments.workers.run_parallel. A job that failed twice comes back as
-    {"failed": ["task/attention (reason)"]}. `train` is what a task runs (train_task's signature)."""
+    returns their counts (appended to `out` as each job ends) like core.experiments.workers.run_parallel. A job
+    that failed twice comes back as {"failed": ["task/attention (reason)"]}. `train` is what a task runs
+    (train_task's signature)."""
     import ray
 
     from .run_job import store_results
@@ -127,16 +128,16 @@ def run_ray(store, todo, device, command, address: str, on_step=None, train=trai
         )
         progress = ray.remote(Progress).options(num_cpus=0).remote()
         refs = {remote.remote(job, missing, device, progress, i): i for i, (job, missing) in enumerate(todo)}
-        return _collect(store, todo, refs, progress, command, on_step, store_results)
+        return _collect(store, todo, refs, progress, command, on_step, store_results, [] if out is None else out)
     finally:
         ray.shutdown()
 
 
-def _collect(store, todo, refs, progress, command, on_step, store_results) -> list[dict]:
-    """Store each job's runs as it finishes; keep the progress bar moving meanwhile."""
+def _collect(store, todo, refs, progress, command, on_step, store_results, out: list) -> list[dict]:
+    """Store each job's runs as it finishes, its counts into `out`; keep the progress bar moving meanwhile."""
     import ray
 
-    out, pending, reported = [], list(refs), 0
+    pending, reported = list(refs), 0
     try:
         while pending:
             ready, pending = ray.wait(pending, num_returns=1, timeout=0.5)

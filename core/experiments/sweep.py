@@ -180,8 +180,12 @@ def run(
             _add(counts, done)
         if todo:
             todo = longest_first(todo, _history(store, todo))
-            for done in _engine(store, todo, device, command, workers, ray, on_step, on_stop):
-                _add(counts, done)
+            finished: list[dict] = []  # each job's counts as it ends: a cancel still counts the jobs done before it
+            try:
+                _engine(store, todo, device, command, workers, ray, on_step, on_stop, finished)
+            finally:
+                for done in finished:
+                    _add(counts, done)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (core.cli): what finished is stored and counted
         counts["cancelled"] = True
     except ClusterError as err:
@@ -241,14 +245,15 @@ def _compact_index(store) -> None:
         warnings.warn(f"could not compact the runs index of {store}: {_one_line(err)}", stacklevel=3)
 
 
-def _engine(store, todo, device, command, workers, ray, on_step, on_stop) -> list[dict]:
+def _engine(store, todo, device, command, workers, ray, on_step, on_stop, out: list) -> None:
     if ray:
         from .cluster import run_ray
 
-        return run_ray(store, todo, device, command, ray, on_step)
+        run_ray(store, todo, device, command, ray, on_step, out=out)
+        return
     from .workers import run_parallel
 
-    return run_parallel(store, todo, device, command, min(workers, len(todo)), on_step, on_stop=on_stop)
+    run_parallel(store, todo, device, command, min(workers, len(todo)), on_step, on_stop=on_stop, out=out)
 
 
 def summary_table(runs: pd.DataFrame) -> pd.DataFrame:

@@ -132,14 +132,17 @@ def _label(job) -> str:
     return f"{job.task.name}/{job.model.attention}"
 
 
-def run_parallel(store, todo, device, command, workers: int, on_step=None, train=_train, on_stop=None) -> list[dict]:
-    """Train each (job, missing members) in `todo` on a pool of `workers` processes; returns their counts.
+def run_parallel(
+    store, todo, device, command, workers: int, on_step=None, train=_train, on_stop=None, out: list | None = None
+) -> list[dict]:
+    """Train each (job, missing members) in `todo` on a pool of `workers` processes; returns their counts, each
+    appended to `out` (when given) as its job ends, so a caller interrupted midway still has the finished ones.
     A job that a dying worker took down twice comes back as {"failed": [label]}. `train` is what a worker
     runs for one job (a module-level function, as _train)."""
     ctx = start_context()
     threads = threads_per_worker(workers)
     started: set[int] = set()
-    out, left, suspects = [], list(range(len(todo))), []
+    out, left, suspects = [] if out is None else out, list(range(len(todo))), []
 
     def pool(indices, n):
         listener = _Listener(ctx, started, on_step, on_stop)  # one queue per pool (see _init)

@@ -93,8 +93,9 @@ def reproduce(store: Path, command: str) -> str:
         "commit (the sidebar shows them). Compute is what each sweep measured itself (`data/bench/sweep-*.parquet`) "
         "on the 2-core CPU machine it ran on; a sweep resumed across sessions has one record per part, and "
         "so do two sweeps of one line run at once on a core each, whose wall times add up (a part stopped by Ctrl-C "
-        "or SIGTERM records its wall time and the FLOPs of the runs it stored; one killed outright, or stopped "
-        "before 2026-11-28, when SIGTERM became a cancel, leaves none, so the total is a floor; a sweep paused "
+        "or SIGTERM records its wall time and the FLOPs of the runs it stored (before 2026-11-29, with workers, "
+        "none of them); one killed outright, or stopped before 2026-11-28, when SIGTERM became a cancel, leaves "
+        "none, so the total is a floor; a sweep paused "
         "while tests ran on the same cores counts the pause; a line with runs and no compute was cut short before "
         "it wrote one). Runs "
         'marked "on a GPU" trained on CUDA, as each run records (the runs stored before a run recorded its device: '
