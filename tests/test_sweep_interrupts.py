@@ -57,10 +57,17 @@ def test_kill_mid_sweep_then_rerun_stores_every_run_exactly_once(tmp_path):
 CANCELLED = ["python -m core sweep: cancelled; what finished before it is stored"]
 
 
-def interrupted(store, workers: int, sigint, send) -> tuple[int, str, str]:
-    """A long sweep started with SIGINT's disposition `sigint`, sent a signal by `send(proc)` once it trains:
-    (exit status, stdout, stderr)."""
-    argv = sweep_argv(store, f"--steps 20000 --seeds 2 --attention standard,mqa --task reverse --workers {workers}")
+LONG = "--steps 20000 --seeds 2 --attention standard,mqa --task reverse"
+
+
+def _training(store) -> bool:
+    return bool(list(store.glob("claims/*.claim")))
+
+
+def interrupted(store, workers: int, sigint, send, flags=LONG, ready=_training, settle=2.0) -> tuple[int, str, str]:
+    """A sweep of `flags` started with SIGINT's disposition `sigint`, sent a signal by `send(proc)` `settle` seconds
+    after `ready(store)` holds (by default: once it trains): (exit status, stdout, stderr)."""
+    argv = sweep_argv(store, f"{flags} --workers {workers}")
     proc = subprocess.Popen(
         argv,
         cwd=ROOT,
@@ -72,9 +79,9 @@ def interrupted(store, workers: int, sigint, send) -> tuple[int, str, str]:
     )
     try:
         deadline = time.time() + 120
-        while time.time() < deadline and not list(store.glob("claims/*.claim")):
+        while time.time() < deadline and not ready(store):
             time.sleep(0.05)
-        time.sleep(2)  # the workers are starting or training
+        time.sleep(settle)  # a moment on: the workers train, the finished jobs are counted
         send(proc)
         out, err = proc.communicate(timeout=60)
     finally:
@@ -105,30 +112,17 @@ def test_sigterm_on_a_background_sweep_cancels_cleanly_and_records_its_part(tmp_
 
 def test_sigterm_on_a_sweep_with_workers_counts_and_records_the_jobs_finished_before_it(tmp_path):
     # two workers, four jobs of two runs: SIGTERM, sent to the sweep's own process only (its workers follow it),
-    # lands once the first two jobs are stored, while the last two train
-    flags = "--steps 600 --eval-every 200 --seeds 2 --lr 1e-3 --attention standard,mqa,tied_qk,gqa --task reverse"
-    argv = sweep_argv(tmp_path, f"{flags} --workers 2")
-    proc = subprocess.Popen(
-        argv,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    # lands once the first two jobs are stored (and the sweep has their counts), while the last two train
+    rc, out, err = interrupted(
+        tmp_path,
+        2,
+        signal.SIG_IGN,
+        lambda proc: proc.send_signal(signal.SIGTERM),
+        flags="--steps 600 --eval-every 200 --seeds 2 --lr 1e-3 --attention standard,mqa,tied_qk,gqa --task reverse",
+        ready=lambda store: len(list((store / "runs").glob("*.parquet"))) >= 4,
+        settle=0.5,
     )
-    try:
-        deadline = time.time() + 120
-        while time.time() < deadline and len(list((tmp_path / "runs").glob("*.parquet"))) < 4:
-            time.sleep(0.05)
-        time.sleep(0.5)  # the sweep has taken the two finished jobs' counts from its workers
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == 130 and err.strip().splitlines() == CANCELLED, err
+    assert rc == 130 and err.strip().splitlines() == CANCELLED, err
     assert len(st.load_runs(tmp_path)) == 4, "the cancel should land while the last two jobs train"
     assert "trained 4 runs" in out, out  # not 0: the jobs that ended before the cancel are counted
     assert not list(tmp_path.rglob("*.claim")) and not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
