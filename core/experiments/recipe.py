@@ -230,6 +230,11 @@ CRITERION_SWEEPS = (
     # --carry-from data to carry), in a scratch store across several starts, each going on from its checkpoints
     "python -m core sweep --attention all --task induction --seeds 5 --lr grid --n-layers 1 --until solved "
     "--steps 25600 --eval-every 50 --store data --workers 2 --quiet",
+    # d_head 4 to 25,600 (tied_qk's and tied_qkv's censored seeds still improving at 12,800, 2 of 2 and 2 of 5): their
+    # 43 censored members trained again from step 0 on this CPU (data/ keeps no end states), in a scratch store with
+    # --carry-from data, which carried every member of the other five (each stopped before 12,800); several starts,
+    # each going on from its checkpoints
+    f"{_extended(_DOWN, 25600)} {_NO_IDENTITY} --d-head 4",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 to 16 only: 32 pairs, where every member
 # runs longer still
