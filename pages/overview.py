@@ -254,12 +254,14 @@ st.dataframe(
         "lr": st.column_config.NumberColumn("lr", format="%.0e"),
         "solved": st.column_config.TextColumn("solved k/n [Wilson 95%]"),
         "improving": st.column_config.TextColumn("still improving", help="unsolved seeds still improving"),
-        "seconds_per_step": st.column_config.NumberColumn("s / step (ensemble)", format="%.4f"),
+        "seconds_per_member_step": st.column_config.NumberColumn("s / member-step", format="%.4f"),
     },
 )
 ui.download(table, "summary")
 st.caption(
-    "Seconds per step are for the whole ensemble (every seed and lr of a configuration trains together). "
+    "Seconds per member-step: the ensemble's training-step time (every seed and lr of a configuration trains "
+    "together) over the steps its members took, evaluations left out; the Runtime page has the measured "
+    "per-layer comparison. "
     "'Still improving': unsolved seeds whose validation loss fell by over 2% (or accuracy rose 2 points) over the "
     "last fifth of training; a 'fails' there may be a budget artefact. Chance: copying a random in-context "
     "candidate; for associative_recall also among the pairs not yet queried (the elimination plateau)."

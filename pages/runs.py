@@ -37,7 +37,7 @@ COLUMNS = [
     "test_acc",
     "params_attention",
     "params_total",
-    "seconds_per_step",
+    "seconds_per_member_step",
 ]
 table = plots.in_order(runs[[c for c in COLUMNS if c in runs]])
 if "device" in table:  # runs stored before a run recorded where it trained

@@ -21,11 +21,21 @@ if not ui.require_runs(runs):
 
 st.subheader("Training, from the runs")
 y = urls.url_widget(
-    st.radio, "Measure", "rt_y", "seconds_per_step", options=["seconds_per_step", "tokens_per_s"], horizontal=True
+    st.radio,
+    "Measure",
+    "rt_y",
+    "seconds_per_member_step",
+    options=["seconds_per_member_step", "tokens_per_s"],
+    horizontal=True,
 )
 per = views.runtime_bars(runs, y)  # one reading per ensemble, not per seed
 ui.chart(plots.bars_by_attention(per, y, facet="task", error="std"), per, f"runtime-{y}")
 st.caption(
+    "Seconds per member-step: an ensemble's training-step time (evaluations left out) over the steps its members "
+    "took, on one clock however often it was stopped and taken up; under the criterion members stop at different "
+    "steps, so no one member's steps divide it. A larger ensemble takes fewer seconds a member-step (its matmuls "
+    "batch), and a core shared with another worker slows it: the per-layer benchmark below is the controlled "
+    "comparison. "
     f"All seeds and lrs of a configuration train together as one vectorized ensemble and share its step time, so "
     f"each bar is a mean over ensembles ({int(per.ensembles.min())}–{int(per.ensembles.max())} per bar here), "
     "not over seeds, and its error bar (std over ensembles) is absent where one ensemble made them all: such a bar "

@@ -30,7 +30,7 @@ def runs(rows, lr=3e-3, val_shift=0.0):
                     "val_acc_gain": 0.0,
                     "params_attention": 1,
                     "params_total": 2,
-                    "seconds_per_step": 0.1,
+                    "seconds_per_member_step": 0.01,
                     "d_model": 64,
                     "steps": 800,
                 }

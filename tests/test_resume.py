@@ -51,6 +51,9 @@ def test_a_sweep_killed_at_a_random_moment_resumes_bit_identical(tmp_path):
     assert not (tmp_path / "killed" / "runs").is_dir() or len(list((tmp_path / "killed" / "runs").iterdir())) < 4
     _sweep(tmp_path / "killed", steps)
     assert curves(tmp_path / "killed") == curves(tmp_path / "straight")
+    killed = st.load_runs(tmp_path / "killed")
+    assert (killed.steps_from > 0).any()  # taken up from a checkpoint, on the clock it carried from step 0
+    _assert_member_step_time(killed, start=0)
     assert not any(checkpoints.glob("*.pt"))  # removed once the training ended
 
 
@@ -91,6 +94,17 @@ def test_an_extension_records_and_counts_only_the_steps_it_took(extension, tmp_p
     assert 0 < new_steps < all_steps and list(records.steps) == [60, 150]
     assert (records.runs.iloc[1], records.carried.iloc[1]) == (4, 0)
     assert records.gflop.iloc[1] == pytest.approx(straight.gflop * new_steps / all_steps)
+    _assert_member_step_time(ext, start=60)  # an extension's clock starts afresh where it took its runs up
+    _assert_member_step_time(st.load_runs(tmp_path / "d"), start=0)
+
+
+def _assert_member_step_time(runs, start: int) -> None:
+    """Each ensemble's runs (one clock: train_seconds and step_seconds) give its training-step time over the
+    member-steps it took since `start`, however early each member stopped."""
+    assert len(runs)
+    for _, ens in runs.groupby(["train_seconds", "step_seconds"]):
+        taken = (ens.steps_done - start).sum()
+        assert ens.seconds_per_member_step.tolist() == pytest.approx([ens.step_seconds.iloc[0] / taken] * len(ens))
 
 
 def _outlook(store: Path, steps: int, lrs="1e-3,1e-2"):

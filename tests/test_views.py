@@ -13,12 +13,15 @@ def _runs(**cols) -> pd.DataFrame:
 
 
 def test_runtime_bars_count_an_ensemble_once_however_many_seeds_it_trained():
-    rows = [{"seconds_per_step": 0.2, "seed": s, "lr": lr} for s in range(5) for lr in (1e-3, 3e-3)]  # one ensemble
-    rows += [{"seconds_per_step": 0.4, "seed": s, "lr": 1e-3, "steps": 1600} for s in range(5)]  # another
-    per = views.runtime_bars(_runs(rows=rows), "seconds_per_step")
+    y = "seconds_per_member_step"
+    one = {y: 0.02, "train_seconds": 90.0, "step_seconds": 80.0}
+    rows = [{**one, "seed": s, "lr": lr} for s in range(5) for lr in (1e-3, 3e-3)]  # one ensemble
+    other = {y: 0.04, "train_seconds": 30.0, "step_seconds": 25.0}  # another, of the same configuration
+    rows += [{**other, "seed": s, "lr": 1e-3} for s in range(5)]
+    per = views.runtime_bars(_runs(rows=rows), y)
     (row,) = per.itertuples()
-    assert row.ensembles == 2 and row.seconds_per_step == pytest.approx(0.3) and row.std == pytest.approx(0.1414, 1e-3)
-    one = views.runtime_bars(_runs(rows=rows[:10]), "seconds_per_step")
+    assert row.ensembles == 2 and getattr(row, y) == pytest.approx(0.03) and row.std == pytest.approx(0.01414, 1e-3)
+    one = views.runtime_bars(_runs(rows=rows[:10]), y)
     assert one.ensembles.tolist() == [1] and one["std"].tolist() == [0.0]  # one reading: no spread, not NaN
 
 

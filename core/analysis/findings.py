@@ -202,7 +202,7 @@ def summary(runs: pd.DataFrame, tasks: list[str], attentions: list[str]) -> pd.D
                 "improving": improving,
                 "params_attention": g.params_attention.iloc[0],
                 "params_total": g.params_total.iloc[0],
-                "seconds_per_step": g.seconds_per_step.mean(),
+                "seconds_per_member_step": g.seconds_per_member_step.mean(),
             }
         )
     return pd.DataFrame(rows).fillna({"test_loss_std": 0.0, "test_acc_std": 0.0})

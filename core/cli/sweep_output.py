@@ -42,7 +42,7 @@ def print_outcome(args, jobs, runs, counts) -> None:
         "test_acc_std",
         "test_loss",
         "params_attention",
-        "seconds_per_step",
+        "seconds_per_member_step",
     ]
     print(
         table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}") if not table.empty else "no finished runs"

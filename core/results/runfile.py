@@ -200,6 +200,19 @@ def _named_device(command: str | None) -> str | None:
 OLD_METRICS = {"eval_loss": "test_loss", "eval_acc": "test_acc"}  # stores made before the val/test split
 
 
+def member_step_seconds(meta: dict) -> float | None:
+    """The seconds of one member's training step in its ensemble: the ensemble's training-step time over the
+    member-steps it took. Both run on one clock, which a checkpoint carries and an extension starts afresh, so
+    this holds for a run however it was trained (seconds_per_step does not: it divides one start's wall time,
+    evaluations included, by every step of the run, and a member that stopped early by its own steps only).
+    Member-steps are the clock's tokens over one member's batch, batch_size × max_len: a sweep gives every model
+    the task's sequence length as max_len (core.experiments.sweep)."""
+    tokens = meta["tokens_per_s"] * meta["train_seconds"]
+    if meta.get("step_seconds") is None or not tokens:
+        return None
+    return meta["step_seconds"] / (tokens / (meta["train"]["batch_size"] * meta["model"]["max_len"]))
+
+
 def run_row(meta: dict) -> dict:
     """load_runs' row of one run's metadata, as read_run_meta returns it (checked there, once)."""
     m, t, tr = meta["model"], meta["task"], meta["train"]
@@ -250,6 +263,7 @@ def run_row(meta: dict) -> dict:
         "steps_done": meta["steps_done"],
         "steps_from": meta.get("steps_from"),  # absent from runs stored before it was recorded: unknown
         "seconds_per_step": meta["train_seconds"] / max(1, meta["steps_done"]),
+        "seconds_per_member_step": member_step_seconds(meta),
         "tokens_per_s": meta["tokens_per_s"],
         **{f"params_{k}": v for k, v in params.items()},
         "date": meta["provenance"]["date"],

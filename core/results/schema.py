@@ -88,6 +88,7 @@ RUN_ROW = {
     "steps_done": INTEGER,
     "steps_from": INTEGER,
     "seconds_per_step": NUMBER,
+    "seconds_per_member_step": NUMBER,
     "tokens_per_s": NUMBER,
     "date": TEXT,
     "command": TEXT,
