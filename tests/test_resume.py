@@ -54,7 +54,21 @@ def test_a_sweep_killed_at_a_random_moment_resumes_bit_identical(tmp_path):
     killed = st.load_runs(tmp_path / "killed")
     assert (killed.steps_from > 0).any()  # taken up from a checkpoint, on the clock it carried from step 0
     _assert_member_step_time(killed, start=0)
+    _assert_step_utilisation(tmp_path / "killed", steps, killed)
     assert not any(checkpoints.glob("*.pt"))  # removed once the training ended
+
+
+def _assert_step_utilisation(store: Path, steps: int, runs) -> None:
+    """The rerun's record (the killed process wrote none) reads its steps' utilisation off the ensemble's clock:
+    every member-step since step 0, not only the ones the rerun took."""
+    from core.experiments.flops import job_flops
+
+    (rec,) = st.load_named(store, "bench").itertuples()
+    job, _ = _outlook(store, steps)
+    (clock,) = runs.drop_duplicates(["train_seconds", "step_seconds"]).itertuples()  # one job: one ensemble
+    flop = job_flops(job)[0] / steps * runs.steps_done.sum()
+    per_thread_peak = rec.peak_gflops * 1e9 / rec.threads
+    assert rec.step_utilisation == pytest.approx(flop / (clock.step_seconds * clock.threads) / per_thread_peak)
 
 
 def test_a_larger_cap_extends_the_stored_runs_as_a_straight_run_would_train_them(extension):

@@ -130,9 +130,9 @@ def measured_sweep(
         "cancelled": cancelled,
     }
     if new is not None:
-        step_flop = {job: parts[job][0] * v for job, v in share.items()}
+        member_step_flop = {job: parts[job][0] / job.train.steps for job in share}
         row["step_utilisation"] = (
-            _step_utilisation(new[new.taken > 0], step_flop, peak / threads) if share else float("nan")
+            _step_utilisation(new[new.taken > 0], member_step_flop, peak / threads) if share else float("nan")
         )
     return counts, pd.DataFrame([row])
 
@@ -145,12 +145,16 @@ def _new_steps(new: pd.DataFrame, trained: dict) -> dict:
     return {job: sum(taken.get(rid, 0) for rid in job.run_ids().values()) / job.train.steps for job in trained}
 
 
-def _step_utilisation(runs: pd.DataFrame, step_flop: dict, peak_per_thread: float) -> float:
-    """Training steps' FLOPs ({job: FLOPs of the steps it took}) over the thread-seconds its ensembles took
-    (the runs one ensemble trained share its timings), as a fraction of one thread's share of the peak."""
-    thread_seconds = 0.0
-    for job in step_flop:
+def _step_utilisation(runs: pd.DataFrame, member_step_flop: dict, peak_per_thread: float) -> float:
+    """Training steps' FLOPs over the thread-seconds they took, as a fraction of one thread's share of the peak.
+    Both are read off each ensemble's own clock (the runs one ensemble trained share it): its step time, and the
+    member-steps it took in that time (step_seconds / seconds_per_member_step), each of a job's FLOPs per
+    member-step. A clock a checkpoint carried holds the steps before it too, so the steps this sweep took
+    would not match it."""
+    flop = thread_seconds = 0.0
+    for job, per_member_step in member_step_flop.items():
         mine = runs[runs.run_id.isin(set(job.run_ids().values()))]
         ensembles = mine.drop_duplicates(["step_seconds", "threads", "train_seconds"])
+        flop += per_member_step * (ensembles.step_seconds / ensembles.seconds_per_member_step).sum()
         thread_seconds += (ensembles.step_seconds * ensembles.threads).sum()
-    return sum(step_flop.values()) / thread_seconds / peak_per_thread
+    return flop / thread_seconds / peak_per_thread
