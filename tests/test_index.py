@@ -133,6 +133,16 @@ def test_a_segment_without_its_stat_columns_reads_the_files(store):
     pd.testing.assert_frame_equal(st.load_runs(store), _from_files(store))
 
 
+def test_a_segment_with_a_column_since_dropped_reads_as_the_files_do(store, monkeypatch):
+    index.compact(store, rebuild=True)
+    (seg,) = (store / "index").glob("runs-*.parquet")
+    rf.write_table(seg, pd.read_parquet(seg).assign(seconds_per_step=0.5), {"kind": "index"})  # an older row's
+    reads = _reads(monkeypatch)
+    runs = st.load_runs(store)
+    assert not [p for p in reads if p.parent.name == "runs"]  # still read from the index
+    pd.testing.assert_frame_equal(runs, _from_files(store))
+
+
 @pytest.mark.parametrize("column, value", [("test_acc", "x"), ("val_loss", "0.1"), ("seed", 1.5), ("mlp", "yes")])
 def test_a_crafted_segment_whose_stat_matches_is_type_checked_and_skipped(store, capsys, column, value):
     """The index is a cache, yet a row whose file stat matches is trusted: its types are checked as a run file's."""

@@ -37,7 +37,7 @@ def curve_bands(df: pd.DataFrame, x: str, smoothing: float) -> pd.DataFrame:
 def runtime_bars(runs: pd.DataFrame, y: str) -> pd.DataFrame:
     """Per task and parameterization: y's mean and std over ensembles, and their count. Every member of one
     ensemble (its seeds x lrs) stores the ensemble's clock, so a row per clock, not per seed, is one reading."""
-    clock = ["train_seconds", "step_seconds"] if {"train_seconds", "step_seconds"} <= set(runs) else [y]
+    clock = ["train_seconds", "step_seconds"]
     ensembles = runs.drop_duplicates(["task", "attention", "d_model", "n_heads", "d_head", "steps", *clock])
     per = ensembles.groupby(["task", "attention"], sort=False)[y].agg(["mean", "std", "size"]).reset_index()
     return per.rename(columns={"mean": y, "size": "ensembles"}).fillna({"std": 0.0})

@@ -163,6 +163,7 @@ def load_runs(store) -> pd.DataFrame:
     known = _read(_segments(store)).drop_duplicates("run_id", keep="last")
     if not {*rf.RUN_COLUMNS, *STAT} <= set(known.columns):  # written before a column existed: read the files instead
         known = known.iloc[0:0].reindex(columns=["run_id", *STAT])
+    known = known.drop(columns=list(schema.DROPPED), errors="ignore")  # nor one since dropped
     stat = pd.Series(list(zip(known.file_size, known.file_mtime_ns)), index=known.index, dtype=object)
     current = known[stat == known.run_id.map(files)]
     fresh = pd.DataFrame(_rows(store, sorted(set(files) - set(current.run_id)), files))

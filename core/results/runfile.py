@@ -203,8 +203,8 @@ OLD_METRICS = {"eval_loss": "test_loss", "eval_acc": "test_acc"}  # stores made 
 def member_step_seconds(meta: dict) -> float | None:
     """The seconds of one member's training step in its ensemble: the ensemble's training-step time over the
     member-steps it took. Both run on one clock, which a checkpoint carries and an extension starts afresh, so
-    this holds for a run however it was trained (seconds_per_step does not: it divides one start's wall time,
-    evaluations included, by every step of the run, and a member that stopped early by its own steps only).
+    this holds for a run however it was trained, where train_seconds / steps_done would not (one start's wall
+    time, evaluations included, over every step of the run; or the ensemble's, over an early stopper's own).
     Member-steps are the clock's tokens over one member's batch, batch_size × max_len: a sweep gives every model
     the task's sequence length as max_len (core.experiments.sweep)."""
     tokens = meta["tokens_per_s"] * meta["train_seconds"]
@@ -262,7 +262,6 @@ def run_row(meta: dict) -> dict:
         "device": meta.get("device") or _named_device(meta["provenance"]["command"]),
         "steps_done": meta["steps_done"],
         "steps_from": meta.get("steps_from"),  # absent from runs stored before it was recorded: unknown
-        "seconds_per_step": meta["train_seconds"] / max(1, meta["steps_done"]),
         "seconds_per_member_step": member_step_seconds(meta),
         "tokens_per_s": meta["tokens_per_s"],
         **{f"params_{k}": v for k, v in params.items()},

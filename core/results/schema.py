@@ -87,12 +87,14 @@ RUN_ROW = {
     "device": TEXT,
     "steps_done": INTEGER,
     "steps_from": INTEGER,
-    "seconds_per_step": NUMBER,
     "seconds_per_member_step": NUMBER,
     "tokens_per_s": NUMBER,
     "date": TEXT,
     "command": TEXT,
 }
+# columns an older index may hold that a run's row no longer has (train_seconds / steps_done: not a step time
+# under the criterion, where members stop at different steps; seconds_per_member_step replaced it)
+DROPPED = ("seconds_per_step",)
 # the runs index caches those rows, with the stat of the file each came from
 INDEX = {**RUN_ROW, "file_size": INTEGER, "file_mtime_ns": INTEGER}
 
