@@ -39,9 +39,9 @@ log_y = urls.url_widget(c[0].toggle, "log y", "logy", not metric.endswith("_acc"
 show_runs = urls.url_widget(c[1].toggle, "each seed", "seeds", False, help="draw every seed's run too")
 
 tidy = store.metrics(runs.run_id.unique(), [metric, "wall_time"])
-m, wall = tidy[tidy.metric == metric], tidy[tidy.metric == "wall_time"]
-data = m.merge(runs[["run_id", "attention", "task", "seed"]], on="run_id")
+data = tidy[tidy.metric == metric].merge(runs[["run_id", "attention", "task", "seed"]], on="run_id")
 if x == "wall_time":
+    wall = curves.joined_wall_time(tidy[tidy.metric == "wall_time"])
     data = data.merge(wall[["run_id", "step", "value"]].rename(columns={"value": "wall_time"}), on=["run_id", "step"])
 data = data[["attention", "task", "seed", "run_id", "step"] + (["wall_time"] if x == "wall_time" else []) + ["value"]]
 if data.empty:

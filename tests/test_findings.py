@@ -255,6 +255,14 @@ def test_paired_difference_subtracts_the_reference_run_of_the_same_task_seed_and
     assert curves.paired_difference(runs[runs.seed == 0].assign(seed=[0, 0, 5, 5])).empty  # no seed pairs
 
 
+def test_a_wall_clock_restarted_at_each_extension_is_joined_into_one_and_an_unbroken_one_kept():
+    restarted = [(0, 1.0), (10, 3.0), (20, 0.5), (30, 1.5), (40, 0.25)]  # extended at 10 and again at 30
+    rows = [("a", step, v) for step, v in restarted] + [("b", step, 2.0 * step) for step in (30, 0, 10)]
+    wall = curves.joined_wall_time(pd.DataFrame(rows, columns=["run_id", "step", "value"]))
+    assert wall[wall.run_id == "a"].value.tolist() == [1.0, 3.0, 3.5, 4.5, 4.75]
+    assert wall[wall.run_id == "b"].value.tolist() == [0.0, 20.0, 60.0]
+
+
 def test_update_sizes_read_one_protocol_and_stop_where_the_first_run_stopped():
     """A mean over runs of different lengths jumps where the shorter ones end (the Parameters page's chart did, at
     step 800): one_protocol keeps the criterion runs (each task at its longest cap) or, without any, the

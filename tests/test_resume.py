@@ -10,6 +10,7 @@ import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -18,6 +19,7 @@ from tiny import REVERSE_MODEL as MODEL
 from tiny import REVERSE_TASK, SOLVED, close, criterion_argv, criterion_sweep, curves
 
 from core.results import store as st
+from core.training import train as train_mod
 from core.training.config import TrainConfig
 from core.training.tasks import make_task
 
@@ -83,7 +85,7 @@ def test_a_larger_cap_extends_the_stored_runs_as_a_straight_run_would_train_them
         assert close([r[2] for r in e_rows], [r[2] for r in rows])
 
 
-def test_an_extension_records_and_counts_only_the_steps_it_took(extension, tmp_path):
+def test_an_extension_records_and_counts_only_the_steps_it_took(extension, tmp_path, monkeypatch):
     """A run taken up at the old cap records where; one stopped before it is carried over, not trained; the
     extension's sweep record counts the FLOPs of its new steps only, and none when it took none."""
     a, _ = extension
@@ -96,9 +98,13 @@ def test_an_extension_records_and_counts_only_the_steps_it_took(extension, tmp_p
     assert (ext.steps_done == ext.steps_from).all()  # solved by 60 (carried) or ruled out at 60 (taken up, stopped)
     assert list(st.load_named(a, "bench").steps) == [60]  # so the extension took no step and left no record
     lrs = "1e-3,3e-3"  # neither solves by 60: both go on
+    slow = SimpleNamespace(perf_counter=lambda: 1000 * time.perf_counter())  # the shorter cap's clock, made long
     for store, caps in ((tmp_path / "c", (60, 150)), (tmp_path / "d", (150,))):
         for cap in caps:
-            criterion_sweep(store, cap, lrs=lrs)
+            with monkeypatch.context() as m:
+                if cap == 60:
+                    m.setattr(train_mod, "time", slow)
+                criterion_sweep(store, cap, lrs=lrs)
     runs = st.load_runs(tmp_path / "c")
     ext = runs[runs.steps == 150]
     assert (runs[runs.steps == 60].stop == "cap").all() and (ext.steps_from == 60).all()
@@ -109,6 +115,9 @@ def test_an_extension_records_and_counts_only_the_steps_it_took(extension, tmp_p
     assert (records.runs.iloc[1], records.carried.iloc[1]) == (4, 0)
     assert records.gflop.iloc[1] == pytest.approx(straight.gflop * new_steps / all_steps)
     _assert_member_step_time(ext, start=60)  # an extension's clock starts afresh where it took its runs up
+    wall = st.load_metrics(tmp_path / "c", list(ext.run_id), ["wall_time"]).sort_values(["run_id", "step"])
+    gaps = wall.groupby("run_id").value.diff().dropna()
+    assert (gaps > 0).all() and (wall.step > 60).any()  # its wall_time curve goes on from the shorter cap's
     _assert_member_step_time(st.load_runs(tmp_path / "d"), start=0)
 
 

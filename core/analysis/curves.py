@@ -18,6 +18,16 @@ def paired_difference(curves: pd.DataFrame, reference: str = "standard") -> pd.D
     return others.assign(value=others.value - others.reference).drop(columns="reference")
 
 
+def joined_wall_time(wall: pd.DataFrame) -> pd.DataFrame:
+    """wall_time rows (run_id, step, value), each run's readings on one clock. A run extended from a shorter cap
+    before the training carried its clock over (core.training.train) restarted it at 0, so from each fall on a
+    reading adds the one before the fall: the time the shorter cap had taken, to the nearest kept reading."""
+    wall = wall.sort_values(["run_id", "step"])
+    before = wall.groupby("run_id").value.shift()
+    offset = before.where(wall.value < before, 0.0).groupby(wall.run_id).cumsum()
+    return wall.assign(value=wall.value + offset)
+
+
 def time_to_solve(metrics: pd.DataFrame) -> pd.Series:
     """Per run_id: the first evaluation step with validation accuracy >= findings.SOLVED (absent if never)."""
     v = metrics[(metrics.metric == "val_acc") & (metrics.value >= findings.SOLVED)]

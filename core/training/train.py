@@ -92,9 +92,11 @@ def train_ensemble(
     rec = Recorder(results, train_cfg.until, train_cfg.steps, train_cfg.eval_every, settled, prune)
     gens = {s: data_generator(s) for s in dict.fromkeys(seeds)}  # members of one seed see the same batches
     states, alive = [r and r["state"] for r in resume or [None] * len(seeds)], list(range(len(seeds)))
-    clock = {"elapsed": 0.0, "steps": 0.0, "seen": 0}
+    clock = {"elapsed": 0.0, "steps": 0.0, "seen": 0, "wall_from": {}}
     if resume:
         rec.load(_merge_resumed(resume))
+        # a member's wall_time curve goes on from its shorter cap's last reading, on this training's clock
+        clock["wall_from"] = {i: last_wall_time(r.metrics) for i, r in enumerate(results)}
         for s in gens:
             gens[s].set_state(next(r["generator"] for r, seed in zip(resume, seeds) if seed == s))
     saved = checkpoint.load() if checkpoint else None
@@ -125,8 +127,13 @@ def train_ensemble(
         for split, xym in held_out.items():
             values[f"{split}_loss"], values[f"{split}_acc"] = ens.evaluate(*xym)
         elapsed = time.perf_counter() - t0
-        timing = [(step, "wall_time", elapsed)] + ([(step, "tokens_per_s", clock["seen"] / elapsed)] if step else [])
-        stop = rec.evaluated(step, ens.order, values, lambda pos: timing + meter.metrics(step, pos))
+        tokens = [(step, "tokens_per_s", clock["seen"] / elapsed)] if step else []
+
+        def timing(pos: int) -> list:
+            wall = clock["wall_from"].get(ens.order[pos], 0.0) + elapsed
+            return [(step, "wall_time", wall), *tokens, *meter.metrics(step, pos)]
+
+        stop = rec.evaluated(step, ens.order, values, timing)
         meter.reset()
         return stop
 
@@ -221,6 +228,11 @@ def _finish_member(r: RunResult, rec: Recorder, ens: Ensemble, pos: int, model_c
         r.examples = examples.cpu()
     if train_cfg.until == "solved" and r.stop == "cap":
         r.resume = {"step": r.steps_done, "state": state, "recorder": rec.state([i])}
+
+
+def last_wall_time(metrics: list[tuple[int, str, float]]) -> float:
+    """The last wall_time a member recorded (0 before any)."""
+    return next((v for _, name, v in reversed(metrics) if name == "wall_time"), 0.0)
 
 
 def _snapshot(step, ens, rec, gens, clock, results) -> dict:
