@@ -96,7 +96,7 @@ def train_ensemble(
     if resume:
         rec.load(_merge_resumed(resume))
         # a member's wall_time curve goes on from its shorter cap's last reading, on this training's clock
-        clock["wall_from"] = {i: last_wall_time(r.metrics) for i, r in enumerate(results)}
+        clock["wall_from"] = {i: _last_wall_time(r.metrics) for i, r in enumerate(results)}
         for s in gens:
             gens[s].set_state(next(r["generator"] for r, seed in zip(resume, seeds) if seed == s))
     saved = checkpoint.load() if checkpoint else None
@@ -230,7 +230,7 @@ def _finish_member(r: RunResult, rec: Recorder, ens: Ensemble, pos: int, model_c
         r.resume = {"step": r.steps_done, "state": state, "recorder": rec.state([i])}
 
 
-def last_wall_time(metrics: list[tuple[int, str, float]]) -> float:
+def _last_wall_time(metrics: list[tuple[int, str, float]]) -> float:
     """The last wall_time a member recorded (0 before any)."""
     return next((v for _, name, v in reversed(metrics) if name == "wall_time"), 0.0)
 
