@@ -235,6 +235,10 @@ CRITERION_SWEEPS = (
     # --carry-from data, which carried every member of the other five (each stopped before 12,800); several starts,
     # each going on from its checkpoints
     f"{_extended(_DOWN, 25600)} {_NO_IDENTITY} --d-head 4",
+    # d_head 4 to 51,200 (tied_qk's censored seeds still improving at 25,600, 2 of 2): the 42 censored members went on
+    # from their 25,600 end states in the same scratch store on this CPU, across several starts, each going on from
+    # its checkpoints
+    f"{_extended(_DOWN, 51200)} {_NO_IDENTITY} --d-head 4",
 )
 # Not yet trained to the criterion, so the key-value pairs axis reads 4 to 16 only: 32 pairs, where every member
 # runs longer still
