@@ -32,3 +32,10 @@ def test_answers_quote_the_open_rules_check_as_results_gives_it():
 def test_readme_gives_reproduces_total_hours_of_sweeps():
     hours = float(re.search(r"over ([\d.]+) hours of sweeps", _flat("docs/reproduce.md")).group(1))
     assert f"about {round(hours)} hours of sweeps" in _flat("README.md")
+
+
+def test_readme_and_answers_count_the_edge_cells_as_reproduce_does():
+    n = int(re.search(r"(\d+) cells have their best lr at an end", _flat("docs/reproduce.md")).group(1))
+    for name in ("README.md", "docs/answers.md"):
+        said = re.findall(r"(\d+) cells at \w+ points still sit at an end", _flat(name))
+        assert said == [str(n)], name
