@@ -10,13 +10,13 @@ def test_todo_prints_each_still_to_run_line_retargeted_to_train_the_same_runs_th
     monkeypatch, capsys
 ):
     """`todo --into S --device cuda --workers 4`: the Still to run line with its store, workers and device
-    changed, which plans the same jobs as the line itself and records as it (lines.documented), then NOT_YET."""
+    changed, which plans the same jobs as the line itself and records as it (lines.documented)."""
     from test_endpoints import three_lrs
 
     from core.cli import todo
     from core.cli.land import line_jobs
     from core.experiments.lines import documented
-    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
+    from core.experiments.recipe import CRITERION_SWEEPS
     from core.report.pending import pending
 
     line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
@@ -25,12 +25,7 @@ def test_todo_prints_each_still_to_run_line_retargeted_to_train_the_same_runs_th
     want = list(pending(runs).line)
     argv = ["todo", "--into", "/tmp/scratch", "--device", "cuda", "--workers", "4"]
     assert len(want) == 1 and main(argv) == 0
-    printed = capsys.readouterr().out.splitlines()
-    assert printed[-len(NOT_YET) :] == [
-        n.replace("--store data", "--store /tmp/scratch").replace("--workers 2", "--workers 4") + " --device cuda"
-        for n in NOT_YET
-    ]
-    (got,) = printed[: -len(NOT_YET)]
+    (got,) = capsys.readouterr().out.splitlines()
     assert "--store /tmp/scratch " in got and "--workers 4 " in got and got.endswith(" --device cuda")
     assert documented(got) == documented(want[0])  # recorded as the line itself
     here = got.removesuffix(" --device cuda")  # the sweep parser checks for a GPU
@@ -57,32 +52,23 @@ def test_todo_adds_a_store_or_workers_a_line_does_not_name_and_quotes_a_store_fo
     assert shlex.split(line)[4:] == ["--task", "x", "--store", "/tmp/my store", "--workers", "2", "--device", "cuda"]
 
 
-def test_todo_at_most_keeps_the_lines_that_fit_counting_a_line_without_runs_as_its_dry_run_does(
-    monkeypatch, capsys, tmp_path
-):
-    """`todo --at-most N`: a Still to run line by its member-steps from step 0 (pending), a NOT_YET line by the most
-    its plan can take, which is what `sweep --dry-run` prints for it on an empty store."""
-    import re
-
+def test_todo_at_most_keeps_the_lines_that_fit_by_their_member_steps_from_step_0(monkeypatch, capsys):
+    """`todo --at-most N`: a Still to run line by its member-steps from step 0 (pending): kept at its cost, dropped
+    one below."""
     from test_endpoints import three_lrs
 
     from core.cli import todo
-    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
+    from core.experiments.recipe import CRITERION_SWEEPS
     from core.report.pending import pending
 
     line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
     runs = three_lrs().assign(command=line)
     monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)
     (cost,) = pending(runs).from_zero
-    for not_yet in NOT_YET:
-        argv = not_yet.removeprefix("python -m core ").replace("--store data", f"--store {tmp_path}").split()
-        assert main([*argv, "--dry-run"]) == 0
-        most = int(re.search(r"at most ([\d,]+) member-steps", capsys.readouterr().out)[1].replace(",", ""))
-        assert todo.most_steps(not_yet) == most
-    for at_most in sorted({cost, cost - 1, *(todo.most_steps(n) for n in NOT_YET)}):
+    for at_most in (cost - 1, cost):
         assert main(["todo", "--at-most", str(at_most)]) == 0
         printed = capsys.readouterr().out.splitlines()
-        assert len(printed) == (cost <= at_most) + sum(todo.most_steps(n) <= at_most for n in NOT_YET)
+        assert len(printed) == (cost <= at_most)
 
 
 def test_each_job_trains_its_censored_and_new_members_to_the_cap_and_jobs_are_taken_longest_first():
@@ -118,13 +104,13 @@ def test_the_pace_of_a_job_is_its_step_time_here_per_member_plus_its_share_of_ev
 
 def test_todo_hours_keeps_the_lines_that_finish_here_in_time_timing_a_line_no_further_than_it_must(monkeypatch, capsys):
     """`todo --hours H`: a Still to run line by its jobs' member-steps from step 0 at their pace here (stubbed: one
-    second a member-step), longest first on --cores workers; a NOT_YET line by every member to the cap. A line whose
-    longest job alone is over H is dropped without timing the rest."""
+    second a member-step), longest first on --cores workers. A line whose longest job alone is over H is dropped
+    without timing the rest."""
     from test_endpoints import three_lrs
 
     from core.benchmarks import pace
     from core.cli import todo
-    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
+    from core.experiments.recipe import CRITERION_SWEEPS
     from core.report.pending import pending
 
     line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
@@ -141,11 +127,11 @@ def test_todo_hours_keeps_the_lines_that_finish_here_in_time_timing_a_line_no_fu
             timed.clear()
             assert main(["todo", "--hours", str(limit), "--cores", str(cores)]) == 0
             out, err = capsys.readouterr()
-            assert len(out.splitlines()) == shown  # a NOT_YET line's jobs to the cap take far longer
+            assert len(out.splitlines()) == shown
             alone = max(hours) > limit
             said = "alone" if alone else f"# {took:.1f} h on {cores} cores (longest job {max(hours):.1f} h)"
             assert said in err.splitlines()[0] and row.line in err.splitlines()[0]
-            assert len(timed) == (1 if alone else len(hours)) + len(NOT_YET)  # an over-long line: one job timed
+            assert len(timed) == (1 if alone else len(hours))  # an over-long line: one job timed
 
 
 @pytest.mark.parametrize(("load", "cpus", "cores", "said"), [(2.1, 2, 2, True), (0.2, 2, 2, False), (1.0, 4, 2, False)])
@@ -173,15 +159,15 @@ def test_todo_hours_says_first_when_other_work_holds_the_cores_its_paces_are_tim
 
 def test_todo_into_a_scratch_store_carries_from_the_store_it_read_on_the_lines_that_raise_its_runs(monkeypatch, capsys):
     """A Still to run line retargeted with --into gets `--carry-from` the store todo read, so a member that store
-    holds stopped before the old cap is not trained again; a NOT_YET line has no runs to carry and gets none."""
+    holds stopped before the old cap is not trained again."""
     from test_endpoints import three_lrs
 
     from core.cli import todo
-    from core.experiments.recipe import CRITERION_SWEEPS, NOT_YET
+    from core.experiments.recipe import CRITERION_SWEEPS
 
     line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
     monkeypatch.setattr(todo.st, "load_runs", lambda store: three_lrs().assign(command=line))
     assert main(["todo", "--into", "/tmp/scratch"]) == 0
-    printed = capsys.readouterr().out.splitlines()
-    assert [p.endswith(" --carry-from data") for p in printed] == [True] + [False] * len(NOT_YET)
+    (printed,) = capsys.readouterr().out.splitlines()
+    assert printed.endswith(" --carry-from data")
     assert main(["todo"]) == 0 and "--carry-from" not in capsys.readouterr().out  # the lines as they are

@@ -1,5 +1,5 @@
 """`python -m core todo`: the sweep lines the criterion protocol still asks of a store (docs/reproduce.md's Still to
-run, core.report.pending), then the points not yet trained to it, one runnable line each, for a shell loop.
+run, core.report.pending), one runnable line each, for a shell loop.
 `--at-most N` keeps the lines a time-boxed machine can finish: its measured member-steps a minute times its minutes;
 `--hours H` keeps those this machine can finish in H hours, timing each job's steps here."""
 
@@ -7,7 +7,6 @@ import re
 import shlex
 import sys
 
-from ..experiments import recipe
 from ..results import store as st
 from .flags import MAX_WORKERS, bounded_int, choice, positive_float, read_store
 
@@ -26,8 +25,7 @@ def add_todo(sub):
         type=bounded_int("at-most", 10**12),
         default=None,
         metavar="MEMBER_STEPS",
-        help="only the lines of at most this many member-steps trained from step 0 (a line's most, where no runs "
-        "of it are stored)",
+        help="only the lines of at most this many member-steps trained from step 0",
     )
     p.add_argument(
         "--hours",
@@ -65,30 +63,29 @@ def cmd_todo(args, parser):
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
     todo = pending(runs)
-    lines = [*zip(todo.line, todo.from_zero), *((line, None) for line in recipe.NOT_YET)]
     steps = dict(zip(todo.line, (dict(zip(t, s)) for t, s in zip(todo.trained, todo.job_steps))))
     if args.hours is not None:
         from ..benchmarks.pace import busy
 
         if note := busy(args.cores):
             print(note, file=sys.stderr)
-    for line, cost in lines:
-        if args.at_most is not None and (cost if cost is not None else most_steps(line)) > args.at_most:
+    for line, cost in zip(todo.line, todo.from_zero):
+        if args.at_most is not None and cost > args.at_most:
             continue
-        if args.hours is not None and hours_here(line, steps.get(line), args.cores, args.hours) > args.hours:
+        if args.hours is not None and hours_here(line, steps[line], args.cores, args.hours) > args.hours:
             continue
-        carry = args.store if args.into and cost is not None else None  # a NOT_YET line has no runs to carry
+        carry = args.store if args.into else None  # the stopped members its store holds
         print(for_store(line, args.into, args.device, args.workers, carry), flush=True)
 
 
-def hours_here(line: str, job_steps: dict | None, cores: int, limit: float) -> float:
+def hours_here(line: str, job_steps: dict, cores: int, limit: float) -> float:
     """The line's wall hours on this machine (core.benchmarks.pace): each job's member-steps from step 0 (pending's
-    count, or every member to the cap for a line with no runs) at its pace here, timed longest job first; past
-    `limit`, the first job alone over it (the rest untimed). Says which on stderr."""
+    count) at its pace here, timed longest job first; past `limit`, the first job alone over it (the rest untimed).
+    Says which on stderr."""
     from ..benchmarks.pace import member_step_seconds, wall_hours
     from .land import line_jobs
 
-    jobs = [(job, (job_steps or {}).get(job.model.attention, job_most(job))) for job in line_jobs(line)]
+    jobs = [(job, job_steps[job.model.attention]) for job in line_jobs(line)]
     hours = []
     for job, steps in sorted(jobs, key=lambda pair: pair[1], reverse=True):
         hours.append(steps and steps * member_step_seconds(job, "cpu") / 3600)  # a job all carried: none to time
@@ -98,15 +95,3 @@ def hours_here(line: str, job_steps: dict | None, cores: int, limit: float) -> f
     took = wall_hours(hours, cores)
     print(f"# {took:.1f} h on {cores} cores (longest job {max(hours):.1f} h): {line}", file=sys.stderr, flush=True)
     return took
-
-
-def most_steps(line: str) -> int:
-    """The member-steps a line takes at most: every member it plans, to its cap."""
-    from .land import line_jobs
-
-    return sum(job_most(job) for job in line_jobs(line))
-
-
-def job_most(job) -> int:
-    """The member-steps one job takes at most: every member to the cap."""
-    return len(job.members) * job.train.steps

@@ -7,7 +7,7 @@ import pandas as pd
 from ..analysis import endpoints, markdown, scaling
 from ..analysis.axes import AXES
 from ..attention.registry import ATTENTION
-from ..experiments import lines, recipe
+from ..experiments import lines
 
 COLUMNS = ["line", "open", "edges", "seeds", "extended", "from_zero", "added", "trained", "job_steps"]
 DECIDING_SEEDS = 10  # the protocol's seeds a cell where a threshold is decided (5 elsewhere)
@@ -108,8 +108,7 @@ def _longest(trained, steps) -> str:
 
 
 def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
-    """docs/reproduce.md's Still to run: the pending lines as a table, then the points not yet trained to the
-    criterion."""
+    """docs/reproduce.md's Still to run: the pending lines as a table."""
     every = endpoints.cells(runs)
     n_open, n_edge = int(every.open.sum()), int(every.at_an_end.sum())
     todo = pending(runs, every)
@@ -157,7 +156,7 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         "(`core.report.pending.job_steps`). A scratch store is not sure to outlast its session (one was gone at the "
         "next), so a line is best started where it can finish: `python -m core todo --hours H` times each job's "
         "steps on the machine it runs on and keeps the lines that fit. "
-        "`python -m core todo --into SCRATCH` prints these lines and the ones below, one per line, for that "
+        "`python -m core todo --into SCRATCH` prints these lines, one per line, for that "
         "store, with `--carry-from` the store it read (`--device cuda --workers 4` on a GPU). A finished "
         "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "
         "a comment saying why it ran, "
@@ -175,10 +174,4 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
             if len(todo)
             else []
         ),
-        "Not yet trained to the criterion (the key-value pairs axis stops at 16 until it is):",
-        "",
-        "```",
-        *recipe.NOT_YET,
-        "```",
-        "",
     ]
