@@ -56,6 +56,7 @@ def test_an_open_points_cap_is_raised_by_the_latest_line_that_made_it_for_every_
     assert raised([recorded, grid], 12800) == widened.replace("--steps 12800", "--steps 25600")
     some = raised([recorded, grid], 12800, ("standard", "mqa"), 10)  # a later line trained some of them
     assert "--attention standard,mqa " in some and "--seeds 10 " in some and "--steps 25600 " in some
+    assert "## Still to run" in (ROOT / "docs" / "reproduce.md").read_text()
 
 
 def test_an_open_cells_best_lr_at_an_end_of_its_points_lrs_widens_the_raise_that_way_for_the_whole_point():

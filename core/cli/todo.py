@@ -62,20 +62,19 @@ def cmd_todo(args, parser):
     runs = st.load_runs(args.store)
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
-    todo = pending(runs)
-    steps = dict(zip(todo.line, (dict(zip(t, s)) for t, s in zip(todo.trained, todo.job_steps))))
     if args.hours is not None:
         from ..benchmarks.pace import busy
 
         if note := busy(args.cores):
             print(note, file=sys.stderr)
-    for line, cost in zip(todo.line, todo.from_zero):
-        if args.at_most is not None and cost > args.at_most:
+    for row in pending(runs).itertuples():
+        if args.at_most is not None and row.from_zero > args.at_most:
             continue
-        if args.hours is not None and hours_here(line, steps[line], args.cores, args.hours) > args.hours:
+        job_steps = dict(zip(row.trained, row.job_steps))
+        if args.hours is not None and hours_here(row.line, job_steps, args.cores, args.hours) > args.hours:
             continue
         carry = args.store if args.into else None  # the stopped members its store holds
-        print(for_store(line, args.into, args.device, args.workers, carry), flush=True)
+        print(for_store(row.line, args.into, args.device, args.workers, carry), flush=True)
 
 
 def hours_here(line: str, job_steps: dict, cores: int, limit: float) -> float:
