@@ -75,16 +75,17 @@ def test_an_open_cells_best_lr_at_an_end_of_its_points_lrs_widens_the_raise_that
 
 def test_a_raises_member_steps_extend_the_censored_members_or_repeat_each_stop_from_step_0():
     """Cap 100 raised to 200: the censored member goes on 100 steps (200 from step 0), the two that stopped early
-    are carried (or stop where they did again), and a fourth member the point lacks runs 200 steps in both."""
+    are carried (or stop where they did again), and a fourth member the point lacks (its fresh member-steps: 200)
+    runs the same in both."""
     import pandas as pd
 
     from core.report.pending import raise_steps
 
     point = pd.DataFrame({"stop": ["cap", "solved", "pruned"], "stop_step": [100, 40, 20]})
-    assert raise_steps(point, 100, 200, members=4) == (100 + 200, 200 + 40 + 20 + 200)
-    assert raise_steps(point, 100, 200, members=3) == (100, 260)
+    assert raise_steps(point, 100, 200, fresh=200) == (100 + 200, 200 + 40 + 20 + 200)
+    assert raise_steps(point, 100, 200, fresh=0) == (100, 260)
     # the grid only widens (the cap stays): where the point is stored, only the new lr's member trains
-    assert raise_steps(point, 100, 100, members=4) == (100, 100 + 40 + 20 + 100)
+    assert raise_steps(point, 100, 100, fresh=100) == (100, 100 + 40 + 20 + 100)
 
 
 def test_a_closed_point_with_a_best_lr_at_an_end_of_its_grid_gets_a_line_at_its_cap_one_lr_further_each_way():
@@ -101,11 +102,13 @@ def test_a_closed_point_with_a_best_lr_at_an_end_of_its_grid_gets_a_line_at_its_
     )
     assert "0 cells are open" in text and "2 cells have their best lr at an end" in text
     row = next(r for r in text.splitlines() if widened in r)
-    # 3 parameterizations x 10 seeds x 2 new lrs, each to the cap; the stored 90 runs are skipped
-    assert "| stacked (0.001), bilinear (0.01) |  | 60,000 · " in row and row.endswith(" | 60 |")  # run files added
-    assert row.startswith("| 20,000 (standard) |")  # only its 2 new lrs train: its stored runs are carried
+    # 3 parameterizations x 10 seeds x 2 new lrs; the stored 90 runs are skipped. stacked solved 10 of 10 at no lr,
+    # so its new lrs run to the cap (2 x 10 x 1,000); standard's and bilinear's best lrs solved all ten in 500 steps
+    # summed, so their new lrs stop by then, plus an evaluation a seed (2 x (500 + 10 x 50) each)
+    assert "| stacked (0.001), bilinear (0.01) |  | 24,000 · " in row and row.endswith(" | 60 |")  # run files added
+    assert row.startswith("| 20,000 (stacked) |")  # only its 2 new lrs train: its stored runs are carried
     from_zero = row.split(" | ")[-2].split(" · ")[1]
-    assert f"In all, 60,000 member-steps extended, {from_zero} from step 0" in text  # the one line's, summed
+    assert f"In all, 24,000 member-steps extended, {from_zero} from step 0" in text  # the one line's, summed
 
 
 def _criterion_scans(seeds: int) -> pd.DataFrame:

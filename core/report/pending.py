@@ -2,55 +2,86 @@
 or whose lr grid must widen (a best lr at an end), counted from the store's runs; docs/reproduce.md's Still to run
 and `python -m core todo` both read it."""
 
+import math
+import re
+
 import pandas as pd
 
 from ..analysis import endpoints, markdown, scaling
 from ..analysis.axes import AXES
 from ..attention.registry import ATTENTION
 from ..experiments import lines
+from ..training.config import TrainConfig
+from ..training.criterion import hopeless, lr_score
 
 COLUMNS = ["line", "open", "edges", "seeds", "extended", "from_zero", "added", "trained", "job_steps"]
 DECIDING_SEEDS = 10  # the protocol's seeds a cell where a threshold is decided (5 elsewhere)
 
 
-def raise_steps(point: pd.DataFrame, cap: int, steps: int, members: int) -> tuple[int, int]:
-    """The member-steps a point's line at `steps` (its cap, or twice it) takes at most, for `members` members in
-    all, counted from its runs: extended from their end states (only the members censored at the cap go on), and
-    trained from step 0 (each member that stopped before the cap stops where it did, the others run to `steps`); a
-    member the point lacks (a new lr or seed) trains from step 0 to `steps` in both."""
+def raise_steps(point: pd.DataFrame, cap: int, steps: int, fresh: int) -> tuple[int, int]:
+    """The member-steps a point's line at `steps` (its cap, or twice it) takes at most, counted from its runs:
+    extended from their end states (only the members censored at the cap go on), and trained from step 0 (each
+    member that stopped before the cap stops where it did, the others run to `steps`); `fresh`, the member-steps of
+    the members the point lacks (a new lr or seed: new_steps), are the same in both."""
     at_cap = int((point.stop == "cap").sum())
-    fresh = max(0, members - len(point)) * steps
     return at_cap * (steps - cap) + fresh, at_cap * steps + int(point.stop_step[point.stop != "cap"].sum()) + fresh
 
 
-def job_steps(point: pd.DataFrame, cap: int, steps: int, trained, members_each: int) -> tuple[int, ...]:
+def new_steps(own: pd.DataFrame, cap: int, steps: int, n_seeds: int, lrs, eval_every: int) -> int:
+    """The member-steps of the members one cell of a line lacks, from step 0: a new seed at a stored lr runs to
+    `steps`; a new lr's seeds stop once the rule that stops a hopeless lr rules it out (criterion.hopeless), against
+    the cell's lrs that train nothing in the line (every run carried): at step 0 where one of them solved more seeds
+    than the new lr has, and where one solved as many, by the time the new lr's seeds have spent that lr's summed
+    solve steps S (at an evaluation after which they had not yet: at most S plus an evaluation each)."""
+    stored = own.groupby("lr").size()
+    seeds = sum(max(0, n_seeds - int(n)) for n in stored)
+    settled = stored.index if steps == cap else stored.index.difference(own.lr[own.stop == "cap"].unique())
+    finished = [lr_score(_solves(own[own.lr == lr])) for lr in settled if stored[lr] >= n_seeds]
+    new = [lr for lr in lrs if not any(math.isclose(lr, old) for old in stored.index)]
+    return seeds * steps + len(new) * _new_lr_steps(finished, n_seeds, steps, eval_every)
+
+
+def _solves(runs: pd.DataFrame) -> list:
+    return [None if math.isnan(s) else int(s) for s in runs.solve_step]
+
+
+def _new_lr_steps(finished: list[tuple], n: int, steps: int, eval_every: int) -> int:
+    if hopeless((n, -n * eval_every), finished):  # ruled out at step 0's evaluation
+        return 0
+    tied = [-score[1] for score in finished if score[0] == n]
+    return min(n * steps, min(tied) + n * eval_every) if tied else n * steps
+
+
+def job_steps(point: pd.DataFrame, cap: int, steps: int, trained, fresh) -> tuple[int, ...]:
     """Each parameterization's job of a point's line (one ensemble, one worker), in the member-steps a scratch store
-    trains with `--carry-from` the point's store (which `todo --into` adds): a member censored at the cap, or one the
-    point lacks, from step 0 to `steps`; one that stopped before the cap is carried, not trained, and so is one
-    censored at it where `steps` is the cap (a wider grid, more seeds). In `trained` order; on a CPU a line's
-    slowest job, not its sum, can set its wall time."""
+    trains with `--carry-from` the point's store (which `todo --into` adds): a member censored at the cap from step 0
+    to `steps`, and its `fresh` member-steps (new_steps: the members the point lacks); one that stopped before the
+    cap is carried, not trained, and so is one censored at it where `steps` is the cap (a wider grid, more seeds).
+    In `trained` order; on a CPU a line's slowest job, not its sum, can set its wall time."""
     out = []
-    for name in trained:
-        own = point[point.attention == name]
-        censored = int((own.stop == "cap").sum()) if steps > cap else 0  # at its own cap a censored run is carried
-        out.append((censored + max(0, members_each - len(own))) * steps)
+    for name, new in zip(trained, fresh):
+        censored = (point[point.attention == name].stop == "cap").sum() if steps > cap else 0  # else carried
+        out.append(int(censored) * steps + new)
     return tuple(out)
 
 
 def _row(point, steps: int, trained, n_seeds: int, lrs, stored: pd.DataFrame, cap: int, **why) -> dict:
     """One pending line: `point`'s line at `steps` for `trained` at `n_seeds` seeds over `lrs` (() keeps the line's),
     its member-steps (raise_steps, job_steps) and the runs it adds, with `why` (open, edges, seeds) in words."""
-    each = n_seeds * len(lrs or stored.lr.unique())
-    members = len(trained) * each
-    extended, from_zero = raise_steps(stored, cap, steps, members)
+    line = lines.rerun(point, steps, trained, n_seeds, lrs)
+    lrs = tuple(lrs or sorted(stored.lr.unique()))
+    every = re.search(r"--eval-every (\d+)", line)
+    eval_every = int(every.group(1)) if every else TrainConfig.eval_every
+    fresh = [new_steps(stored[stored.attention == name], cap, steps, n_seeds, lrs, eval_every) for name in trained]
+    extended, from_zero = raise_steps(stored, cap, steps, sum(fresh))
     return {
-        "line": lines.rerun(point, steps, trained, n_seeds, lrs),
+        "line": line,
         **{k: why.get(k, "") for k in ("open", "edges", "seeds")},
         "extended": extended,
         "from_zero": from_zero,
-        "added": max(0, members - len(stored)),
+        "added": max(0, len(trained) * n_seeds * len(lrs) - len(stored)),
         "trained": tuple(trained),
-        "job_steps": job_steps(stored, cap, steps, trained, each),
+        "job_steps": job_steps(stored, cap, steps, trained, fresh),
     }
 
 
@@ -146,7 +177,9 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         "lr or seed trains from step 0. The line with `--dry-run` "
         "and your scratch store says which, and the member-steps at most, before anything trains; the table counts "
         "them from `data/`'s runs (core/report/pending.py: an extension steps only the members censored at the "
-        "cap, a training from step 0 repeats each earlier stop, a new lr or seed runs to the new cap), and the runs "
+        "cap, a training from step 0 repeats each earlier stop, a new seed runs to the new cap, and a new lr until the "
+        "rule that stops a hopeless lr can rule it out against the lrs of its cell that train nothing: "
+        "`core.report.pending.new_steps`), and the runs "
         "each adds to `data/` once landed (its new lrs' and seeds': a raised run replaces the shorter one"
         + (f"; each about {per_run:.1f} kB of a pack" if per_run else "")
         + "). A line's jobs (one per parameterization: one ensemble, one worker) run side by side, so on a CPU its "
