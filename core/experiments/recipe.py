@@ -243,6 +243,13 @@ CRITERION_SWEEPS = (
     # four jobs done, then 1 min 43 s for the other four from their checkpoints); on the 2-core CPU a 20-member job
     # takes about 2 s a step, up to 28 hours for the line
     f"{_CRITERION_SCAN} --attention all --length 32",
+    # induction with eight heads to 25,600 (identity: its 5 censored seeds at the best lr all still improving at
+    # 12,800), and the grid one step up (3e-2) for the whole point, since identity's best lr there was the highest
+    # (1e-2): on this CPU in a scratch store with --carry-from data, which carried every member that had stopped
+    # before 12,800; identity's 20 censored members trained again from step 0 (data/ keeps no end states), and the
+    # 3e-2 seeds from step 0, the other seven's stopped as hopeless by 7,600 steps
+    f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 25600').replace('--lr grid', f'--lr {_UP}')} "
+    "--attention all --n-heads 8",
 )
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
