@@ -250,6 +250,12 @@ CRITERION_SWEEPS = (
     # 3e-2 seeds from step 0, the other seven's stopped as hopeless by 7,600 steps
     f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 25600').replace('--lr grid', f'--lr {_UP}')} "
     "--attention all --n-heads 8",
+    # associative recall with eight heads to 25,600 (tied_qkv: 4 of 4 censored seeds still improving at 12,800,
+    # identity 2 of 5): on this CPU in a scratch store with --carry-from data, which carried every member that had
+    # stopped before 12,800; tied_qkv's and identity's censored members trained again from step 0 (data/ keeps no end
+    # states), two sweeps on a core each sharing the jobs through their claims, across two starts (the first stopped
+    # at a session's end), each going on from its checkpoints
+    f"{_extended(_DOWN, 25600)} --attention all --n-heads 8",
 )
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
