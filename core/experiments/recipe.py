@@ -253,8 +253,9 @@ CRITERION_SWEEPS = (
     # associative recall with eight heads to 25,600 (tied_qkv: 4 of 4 censored seeds still improving at 12,800,
     # identity 2 of 5): on this CPU in a scratch store with --carry-from data, which carried every member that had
     # stopped before 12,800; tied_qkv's and identity's censored members trained again from step 0 (data/ keeps no end
-    # states), two sweeps on a core each sharing the jobs through their claims, across two starts (the first stopped
-    # at a session's end), each going on from its checkpoints
+    # states), two sweeps on a core each sharing the jobs through their claims, in three parts (the first stopped at a
+    # session's end, the second by SIGTERM to give identity's job both cores once tied_qkv's was done), each going on
+    # from its checkpoints
     f"{_extended(_DOWN, 25600)} --attention all --n-heads 8",
 )
 # after the sweeps: what the pages read besides the runs, and the documents made from them
