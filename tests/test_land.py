@@ -1,6 +1,7 @@
 """`python -m core land`: a finished recipe line's runs and sweep records go from the scratch store that trained
 it into data/ (the runs as one pack), exactly the members the line plans and only its own records; nothing data/
-holds is overwritten; an unfinished or undocumented line is refused in one line with nothing written."""
+holds is overwritten; an unfinished or undocumented line, or one that would raise a point's cap for only some of
+its parameterizations, is refused in one line with nothing written."""
 
 import sys
 
@@ -96,6 +97,33 @@ def test_a_raised_line_whose_scratch_runs_lack_the_kept_weights_is_refused_with_
     criterion_sweep(tmp_path / "fresh", 150)  # trained again: every run with its weights and model
     assert main(["land", high, "--from", str(tmp_path / "fresh"), "--store", str(data), "--weights"]) == 0
     assert rf.model_path(data, lost).exists() and set(packs.packed(data)) >= _ids(high)
+
+
+def test_a_line_raising_a_points_cap_for_some_of_its_parameterizations_is_refused_until_it_holds_all(
+    scratch, tmp_path, monkeypatch, capsys
+):
+    """A point is read at its longest training: landing standard alone at a higher cap would drop stacked, trained
+    only to the lower one, out of the point, so that line is refused; the line with both lands."""
+    both = "--attention standard,stacked"
+    data, low, alone, high = (
+        tmp_path / "data",
+        _line(60, "1e-3").replace("--attention standard", both),
+        _line(150, "1e-3"),
+        _line(150, "1e-3").replace("--attention standard", both),
+    )
+    monkeypatch.setattr(recipe, "CRITERION_SWEEPS", (*recipe.CRITERION_SWEEPS, low, alone, high))
+    for line in (low, high):  # the scratch store holds every line's members
+        main([*line.removeprefix("python -m core ").replace("--store data", f"--store {tmp_path / 's'}").split()])
+    assert main(["land", low, "--from", str(tmp_path / "s"), "--store", str(data)]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["land", alone, "--from", str(tmp_path / "s"), "--store", str(data)])
+    err = capsys.readouterr().err.strip()
+    assert exit_.value.code == 1 and len(err.splitlines()) == 1
+    assert f"raise a point's cap past every run {data} holds there of reverse: stacked;" in err
+    assert set(packs.packed(data)) == _ids(low)  # nothing copied
+    assert main(["land", high, "--from", str(tmp_path / "s"), "--store", str(data)]) == 0
+    assert set(packs.packed(data)) == _ids(low) | _ids(high)
 
 
 def test_an_unfinished_line_is_refused_in_one_line_with_nothing_written(scratch, tmp_path, monkeypatch, capsys):

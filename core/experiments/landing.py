@@ -44,11 +44,12 @@ def land(scratch, store, line: str, jobs: list[Job], weights: bool = False, limi
     the sweeps that ran the line (matched by their command, as core.experiments.lines compares commands). With
     `weights`, each copied run's weights and whole model go too (a point whose weights the pages read:
     `prune` then keeps only the ones they show). With `limit` (bytes on disk, core.results.size), a line whose
-    pack and records would take the store past it is refused before anything is copied."""
+    pack and records would take the store past it is refused before anything is copied, and so is a line that
+    would leave a parameterization of a point it raises behind at a lower cap (cells_left_behind)."""
+    ids = [rid for job in jobs for rid in job.run_ids().values()]
     why = unfinished(scratch, jobs) or (weights and tensors_left_behind(scratch, store, jobs))
     if why:
         raise LandingError(why)
-    ids = [rid for job in jobs for rid in job.run_ids().values()]
     new = [rid for rid in ids if not st.has_run(store, rid)]
     want = scan_command(line)
     records = [p for p in sorted(Path(scratch, "bench").glob("sweep-*.parquet")) if _command(p) == want]
@@ -56,6 +57,9 @@ def land(scratch, store, line: str, jobs: list[Job], weights: bool = False, limi
     data = packs.encode(table) if new else b""
     if limit is not None:
         _check_room(store, len(data), records, limit)
+    why = cells_left_behind(scratch, store, ids)
+    if why:
+        raise LandingError(why)
     n_weights = 0
     for rid in new:  # weights first: a run exists once its pack does, so a kill leaves no run without them
         if weights:
@@ -64,6 +68,38 @@ def land(scratch, store, line: str, jobs: list[Job], weights: bool = False, limi
         packs.write(store, table, data)
     n_records = sum(_copy(p, Path(store, "bench", p.name)) for p in records)
     return Landed(len(new), len(ids) - len(new), n_records, n_weights)
+
+
+def cells_left_behind(scratch, store, ids: list[str]) -> str | None:
+    """None unless the runs `ids` would raise a point's cap past every run `store` holds of some parameterization
+    there: a point is read at its longest training (core.analysis.findings.at_longest), so that parameterization
+    would drop out of every comparison at the point until it is trained to the new cap as well."""
+    import pandas as pd
+
+    from ..analysis.findings import SIZE, at_longest
+
+    if not packs.holds_runs(store):
+        return None
+    held = st.load_runs(store)
+    new = st.load_runs(scratch)
+    new = new[new.run_id.isin(ids) & ~new.run_id.isin(held.run_id)]
+    keys = ["task", *[c for c in SIZE if c in held.columns], "attention"]
+
+    def cells(runs: pd.DataFrame) -> dict[str, tuple]:  # str keys: a missing size is NaN, which never equals itself
+        rows = at_longest(runs)[keys].drop_duplicates()
+        return {str(tuple(r)): (r.task, r.attention) for r in rows.itertuples(index=False)}
+
+    before, after = cells(held), cells(pd.concat([held, new], ignore_index=True))
+    lost = sorted({before[k] for k in before.keys() - after.keys()})
+    if not lost:
+        return None
+    tasks = sorted({task for task, _ in lost})
+    names = "; ".join(f"{task}: {', '.join(a for t, a in lost if t == task)}" for task in tasks)
+    return (
+        f"its runs raise a point's cap past every run {store} holds there of {names}; a point is read at its longest "
+        "training (core.analysis.findings.at_longest): put every parameterization of the point in the line "
+        "(--carry-from carries those that stopped before their cap); nothing copied"
+    )
 
 
 def tensors_left_behind(scratch, store, jobs: list[Job]) -> str | None:
