@@ -194,7 +194,8 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "
         "a comment saying why it ran, "
         '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
-        "below, from `prune` on.",
+        "below, from `prune` on. A line that raises a point's cap holds every parameterization of the point (a "
+        "point is read at one cap): `land` refuses one that would leave some behind.",
         "",
         markdown.table(table) if len(todo) else "None.",
         "",
