@@ -103,7 +103,8 @@ def test_a_line_raising_a_points_cap_for_some_of_its_parameterizations_is_refuse
     scratch, tmp_path, monkeypatch, capsys
 ):
     """A point is read at its longest training: landing standard alone at a higher cap would drop stacked, trained
-    only to the lower one, out of the point, so that line is refused; the line with both lands."""
+    only to the lower one, out of the point, so that line is refused (and sweeping it warns before it trains); the
+    line with both lands."""
     both = "--attention standard,stacked"
     data, low, alone, high = (
         tmp_path / "data",
@@ -116,6 +117,11 @@ def test_a_line_raising_a_points_cap_for_some_of_its_parameterizations_is_refuse
         main([*line.removeprefix("python -m core ").replace("--store data", f"--store {tmp_path / 's'}").split()])
     assert main(["land", low, "--from", str(tmp_path / "s"), "--store", str(data)]) == 0
     capsys.readouterr()
+    for line, warned in ((alone, True), (high, False)):  # a sweep warns before it trains such a line
+        main([*line.removeprefix("python -m core ").replace("--store data", f"--store {data}").split(), "--dry-run"])
+        err = capsys.readouterr().err
+        assert ("warning: this sweep raises a point's cap past every run" in err) is warned
+        assert ("of reverse: stacked:" in err) is warned
     with pytest.raises(SystemExit) as exit_:
         main(["land", alone, "--from", str(tmp_path / "s"), "--store", str(data)])
     err = capsys.readouterr().err.strip()

@@ -153,9 +153,13 @@ def cmd_sweep(args, parser):
     from tqdm import tqdm
 
     from ..experiments.flops import measured_sweep
+    from ..experiments.landing import planned_left_behind
     from ..experiments.workers import default_workers, keep_freed_memory, threads_per_worker
 
     jobs = [replace(job, carry_from=args.carry_from) for job in plan_jobs(args, parser)]
+    warning = planned_left_behind(args.store, jobs)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.dry_run:
         print_outlook(args.store, jobs)
         return

@@ -74,32 +74,67 @@ def cells_left_behind(scratch, store, ids: list[str]) -> str | None:
     """None unless the runs `ids` would raise a point's cap past every run `store` holds of some parameterization
     there: a point is read at its longest training (core.analysis.findings.at_longest), so that parameterization
     would drop out of every comparison at the point until it is trained to the new cap as well."""
+    if not packs.holds_runs(store):
+        return None
+    new = st.load_runs(scratch)
+    lost = left_behind(st.load_runs(store), new[new.run_id.isin(ids)])
+    if not lost:
+        return None
+    return (
+        f"its runs raise a point's cap past every run {store} holds there of {lost}; a point is read at its longest "
+        "training (core.analysis.findings.at_longest): put every parameterization of the point in the line "
+        "(--carry-from carries those that stopped before their cap); nothing copied"
+    )
+
+
+def planned_left_behind(store, jobs: list[Job]) -> str | None:
+    """cells_left_behind before a sweep trains: the jobs' planned runs in place of stored ones. None, or a warning
+    naming what the sweep would leave behind in `store` (a scratch store trained piecemeal may mean to)."""
+    if not jobs or not packs.holds_runs(store):
+        return None
+    lost = left_behind(st.load_runs(store), planned_runs(jobs))
+    if not lost:
+        return None
+    return (
+        f"this sweep raises a point's cap past every run {store} holds there of {lost}: until they are trained to "
+        "the new cap too, the point's comparisons leave them out (core.analysis.findings.at_longest) and `land` "
+        "refuses the line; put every parameterization of the point in it"
+    )
+
+
+def planned_runs(jobs: list[Job]):
+    """One row per planned member: its run id and the columns a point and its cap are read from."""
+    import pandas as pd
+
+    rows = []
+    for job in jobs:
+        model, task = job.model.to_dict(), job.task.to_dict()
+        point = {"task": task["name"], "n_symbols": task["n_symbols"], "length": task["length"]}
+        point |= {k: model[k] for k in ("n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "mlp")}
+        point |= {"precision": job.train.precision, "attention": model["attention"], "steps": job.train.steps}
+        rows += [{"run_id": rid, **point} for rid in job.run_ids().values()]
+    return pd.DataFrame(rows)
+
+
+def left_behind(held, new) -> str:
+    """'task: attention, ...; ...' for each parameterization `held` reads at a point that `new`'s runs (those held
+    lacks) would raise past it; '' for none."""
     import pandas as pd
 
     from ..analysis.findings import SIZE, at_longest
 
-    if not packs.holds_runs(store):
-        return None
-    held = st.load_runs(store)
-    new = st.load_runs(scratch)
-    new = new[new.run_id.isin(ids) & ~new.run_id.isin(held.run_id)]
+    new = new[~new.run_id.isin(held.run_id)]
     keys = ["task", *[c for c in SIZE if c in held.columns], "attention"]
 
     def cells(runs: pd.DataFrame) -> dict[str, tuple]:  # str keys: a missing size is NaN, which never equals itself
         rows = at_longest(runs)[keys].drop_duplicates()
         return {str(tuple(r)): (r.task, r.attention) for r in rows.itertuples(index=False)}
 
-    before, after = cells(held), cells(pd.concat([held, new], ignore_index=True))
+    both = pd.concat([held, new[[c for c in new.columns if c in held.columns]]], ignore_index=True)
+    before, after = cells(held), cells(both)
     lost = sorted({before[k] for k in before.keys() - after.keys()})
-    if not lost:
-        return None
     tasks = sorted({task for task, _ in lost})
-    names = "; ".join(f"{task}: {', '.join(a for t, a in lost if t == task)}" for task in tasks)
-    return (
-        f"its runs raise a point's cap past every run {store} holds there of {names}; a point is read at its longest "
-        "training (core.analysis.findings.at_longest): put every parameterization of the point in the line "
-        "(--carry-from carries those that stopped before their cap); nothing copied"
-    )
+    return "; ".join(f"{task}: {', '.join(a for t, a in lost if t == task)}" for task in tasks)
 
 
 def tensors_left_behind(scratch, store, jobs: list[Job]) -> str | None:
