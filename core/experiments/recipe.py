@@ -257,6 +257,14 @@ CRITERION_SWEEPS = (
     # session's end, the second by SIGTERM to give identity's job both cores once tied_qkv's was done), each going on
     # from its checkpoints
     f"{_extended(_DOWN, 25600)} --attention all --n-heads 8",
+    # associative recall with eight heads to 51,200 (tied_qkv: 2 of its 4 censored seeds still improving at 25,600):
+    # on this CPU in the scratch store of the 25,600 line, each member censored there going on from its end state.
+    # tied_qkv's job ran first, alone (the first line: its sweep record; its runs are the second line's); then the
+    # whole point, as a point is read at one cap: identity's job over two sessions (the part a session's end stopped
+    # wrote no record; the next went on from its checkpoint), the other six parameterizations carried, every member
+    # of theirs having stopped before 25,600
+    f"{_extended(_DOWN, 51200)} --attention tied_qkv --n-heads 8",
+    f"{_extended(_DOWN, 51200)} --attention all --n-heads 8",
 )
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
