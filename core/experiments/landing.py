@@ -106,12 +106,13 @@ def planned_runs(jobs: list[Job]):
     """One row per planned member: its run id and the columns a point and its cap are read from."""
     import pandas as pd
 
+    from ..analysis.findings import SIZE
+
     rows = []
     for job in jobs:
-        model, task = job.model.to_dict(), job.task.to_dict()
-        point = {"task": task["name"], "n_symbols": task["n_symbols"], "length": task["length"]}
-        point |= {k: model[k] for k in ("n_layers", "d_model", "n_heads", "d_head", "n_kv_heads", "mlp")}
-        point |= {"precision": job.train.precision, "attention": model["attention"], "steps": job.train.steps}
+        configs = (job.model, job.task, job.train)  # each SIZE column is a field of one of them
+        point = {c: next(getattr(cfg, c) for cfg in configs if hasattr(cfg, c)) for c in SIZE}
+        point |= {"task": job.task.name, "attention": job.model.attention, "steps": job.train.steps}
         rows += [{"run_id": rid, **point} for rid in job.run_ids().values()]
     return pd.DataFrame(rows)
 
