@@ -63,6 +63,17 @@ def test_land_copies_the_lines_runs_and_records_only_and_never_overwrites(scratc
     assert "copied 0 runs" in capsys.readouterr().out and len(list((data / "bench").iterdir())) == 1
 
 
+def test_land_copies_the_record_of_a_sweep_that_named_the_lines_flags_in_another_order(
+    scratch, tmp_path, monkeypatch, capsys
+):
+    head, *flags = _line(60, "1e-3,1e-2").split(" --")
+    line = " --".join([head, *reversed(flags)])  # the same runs: argparse reads flags in any order
+    monkeypatch.setattr(recipe, "CRITERION_SWEEPS", (*recipe.CRITERION_SWEEPS, line))
+    assert main(["land", line, "--from", str(scratch), "--store", str(tmp_path / "data")]) == 0
+    assert "copied 4 runs" in capsys.readouterr().out
+    assert [p.name for p in (tmp_path / "data" / "bench").iterdir()] == ["sweep-a.parquet"]
+
+
 def test_land_with_weights_copies_each_runs_weights_and_model(scratch, tmp_path, capsys):
     data, ids = tmp_path / "data", _ids(_line(60, "1e-3,1e-2"))
     assert main(["land", _line(60, "1e-3,1e-2"), "--from", str(scratch), "--store", str(data), "--weights"]) == 0

@@ -13,7 +13,7 @@ from ..results import runfile as rf
 from ..results import size as sz
 from ..results import store as st
 from ..results.superseded import longest_caps
-from .lines import scan_command
+from .lines import line_key
 from .outlook import outlook
 from .run_job import Job
 
@@ -51,7 +51,7 @@ def land(scratch, store, line: str, jobs: list[Job], weights: bool = False, limi
     if why:
         raise LandingError(why)
     new = [rid for rid in ids if not st.has_run(store, rid)]
-    want = scan_command(line)
+    want = line_key(line)
     records = [p for p in sorted(Path(scratch, "bench").glob("sweep-*.parquet")) if _command(p) == want]
     table = packs.build([rf.run_path(scratch, rid) for rid in new]) if new else None
     data = packs.encode(table) if new else b""
@@ -180,9 +180,10 @@ def _check_room(store, pack: int, records: list[Path], limit: int) -> None:
 
 
 def _command(record: Path) -> str | None:
-    """A sweep record's command as recipe lines are compared; None for a file that is no readable record."""
+    """A sweep record's command as recipe lines are matched (its flags in any order); None for a file that is no
+    readable record."""
     try:
-        return scan_command(rf.read_meta(record)["provenance"]["command"])
+        return line_key(rf.read_meta(record)["provenance"]["command"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

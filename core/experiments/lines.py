@@ -18,10 +18,14 @@ def scan_command(command: str) -> str:
     return _ENGINE.sub("", re.sub(r"--store \S+", "--store data", command))
 
 
+def line_key(command: str) -> str:
+    """A recorded command or recipe line as two are matched: its scan_command with its flags sorted."""
+    return _flags_sorted(scan_command(command))
+
+
 def documented(command: str) -> str:
     """The recipe line a recorded command ran (its flags in any order), or its scan_command where no line matches."""
-    scanned = scan_command(command)
-    return _LINES.get(_flags_sorted(scanned), scanned)
+    return _LINES.get(line_key(command), scan_command(command))
 
 
 def _flags_sorted(scanned: str) -> str:
@@ -75,5 +79,5 @@ def _step(lr: float, way: int) -> float:
 
 
 _ENGINE = re.compile(r" --(?:device|workers|ray|carry-from) \S+| --quiet\b")
-_LINES = {_flags_sorted(scan_command(c)): c for c in CRITERION_SWEEPS}
+_LINES = {line_key(c): c for c in CRITERION_SWEEPS}
 _ORDER = {c: i for i, c in enumerate(CRITERION_SWEEPS)}
