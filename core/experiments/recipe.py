@@ -265,6 +265,13 @@ CRITERION_SWEEPS = (
     # of theirs having stopped before 25,600
     f"{_extended(_DOWN, 51200)} --attention tied_qkv --n-heads 8",
     f"{_extended(_DOWN, 51200)} --attention all --n-heads 8",
+    # induction with eight heads to 51,200 (identity: 4 of its 5 censored seeds at the best lr still improving at
+    # 25,600): on this CPU in a scratch store with --carry-from data; identity's 25 members went on from their 25,600
+    # end states, its job in three parts over two sessions (the first stopped by a session's end, which wrote no
+    # record; the second by SIGTERM, to give it one core beside another sweep), each going on from its checkpoint; the
+    # other seven parameterizations carried, every member of theirs having stopped before 25,600
+    f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 51200').replace('--lr grid', f'--lr {_UP}')} "
+    "--attention all --n-heads 8",
 )
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
