@@ -272,6 +272,14 @@ CRITERION_SWEEPS = (
     # other seven parameterizations carried, every member of theirs having stopped before 25,600
     f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 51200').replace('--lr grid', f'--lr {_UP}')} "
     "--attention all --n-heads 8",
+    # 16 key-value pairs to 12,800 (tied_qkv: 3 of its 5 censored seeds still improving at 6,400, identity 5 of 5), and
+    # the grid one step down (1e-4) for the whole point, since stacked's and tied_qk's best lr there (3e-4) was the
+    # lowest: on this CPU in a scratch store with --carry-from data, which carried every member that had stopped
+    # before 6,400; tied_qkv's and identity's 25 members each trained from step 0 (their 6,400 end states stayed on the
+    # lent H100), two sweeps on a core each sharing the jobs through their claims (a third took mqa's and gqa's 1e-4
+    # seeds), in parts over two sessions (a session's end stopped the first, which wrote no record), each going on
+    # from its checkpoint; every other parameterization's 1e-4 seeds were stopped as hopeless
+    f"{_extended(_DOWN)} --attention all --length 16",
 )
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
