@@ -280,6 +280,12 @@ CRITERION_SWEEPS = (
     # seeds), in parts over two sessions (a session's end stopped the first, which wrote no record), each going on
     # from its checkpoint; every other parameterization's 1e-4 seeds were stopped as hopeless
     f"{_extended(_DOWN)} --attention all --length 16",
+    # 16 key-value pairs to 25,600 (tied_qkv: 2 of 2 censored seeds still improving at 12,800, identity 1 of 1): on
+    # this CPU in the scratch store of the 12,800 line, tied_qkv's 22 and identity's 20 censored members going on from
+    # their 12,800 end states, the other six parameterizations carried, every member of theirs having stopped before
+    # 12,800; two sweeps on a core each until identity's job was done, then tied_qkv's job alone on both cores over two
+    # sessions (SIGTERM before the first session's end wrote its part's record), each part going on from its checkpoint
+    f"{_extended(_DOWN, 25600)} --attention all --length 16",
 )
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
