@@ -278,7 +278,7 @@ CRITERION_SWEEPS = (
     # before 6,400; tied_qkv's and identity's 25 members each trained from step 0 (their 6,400 end states stayed on the
     # lent H100), two sweeps on a core each sharing the jobs through their claims (a third took mqa's and gqa's 1e-4
     # seeds), in parts over two sessions (a session's end stopped the first, which wrote no record), each going on
-    # from its checkpoint; every other parameterization's 1e-4 seeds were stopped as hopeless
+    # from its checkpoint; the 1e-4 seeds of the six others (not tied_qkv's or identity's) were stopped as hopeless
     f"{_extended(_DOWN)} --attention all --length 16",
     # 16 key-value pairs to 25,600 (tied_qkv: 2 of 2 censored seeds still improving at 12,800, identity 1 of 1): on
     # this CPU in the scratch store of the 12,800 line, tied_qkv's 22 and identity's 20 censored members going on from
