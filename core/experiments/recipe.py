@@ -286,6 +286,13 @@ CRITERION_SWEEPS = (
     # 12,800; two sweeps on a core each until identity's job was done, then tied_qkv's job alone on both cores over two
     # sessions (SIGTERM before the first session's end wrote its part's record), each part going on from its checkpoint
     f"{_extended(_DOWN, 25600)} --attention all --length 16",
+    # induction with eight heads to 102,400 (identity: 1 of its 1 censored seed at the best lr still improving at
+    # 51,200): on this CPU in the scratch store of the 51,200 line, identity's 21 members censored there going on from
+    # their end states, on one core beside another sweep in two parts over two sessions (SIGTERM before the first
+    # session's end wrote its part's record; the second went on from its checkpoint); the other seven
+    # parameterizations carried, every member of theirs having stopped before 51,200
+    f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 102400').replace('--lr grid', f'--lr {_UP}')} "
+    "--attention all --n-heads 8",
 )
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
