@@ -293,6 +293,12 @@ CRITERION_SWEEPS = (
     # parameterizations carried, every member of theirs having stopped before 51,200
     f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 102400').replace('--lr grid', f'--lr {_UP}')} "
     "--attention all --n-heads 8",
+    # 16 key-value pairs to 51,200 (tied_qkv: 2 of its 2 censored seeds at the best lr still improving at 25,600): on
+    # this CPU in the scratch store of the 25,600 line, tied_qkv's 21 members censored there going on from their end
+    # states, the other seven parameterizations carried, every member of theirs having stopped before 25,600; in five
+    # parts over two sessions (each stopped by SIGTERM, which wrote its record, to move between one core and two
+    # beside another sweep, or before a session's end), each going on from its checkpoint
+    f"{_extended(_DOWN, 51200)} --attention all --length 16",
 )
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
