@@ -39,6 +39,11 @@ def _extended(lrs: str, cap: int = 12800) -> str:
     return _EXTENDED_SCAN.replace("--lr grid", f"--lr {lrs}").replace("12800", str(cap))
 
 
+def _induction(cap: int, lrs: str = "grid") -> str:
+    """_INDUCTION_SCAN at this cap, over these lrs (a widened grid) or the default grid."""
+    return _INDUCTION_SCAN.replace("--steps 6400", f"--steps {cap}").replace("--lr grid", f"--lr {lrs}")
+
+
 CRITERION_SWEEPS = (
     # induction's cap is 12,800: at 6,400 identity's and tied_qkv's censored seeds were still improving. The 6,400
     # grid's saved end states were lost with a machine, so the grid was trained again to 12,800 (the schedule does
@@ -124,13 +129,13 @@ CRITERION_SWEEPS = (
     f"{_CRITERION_SCAN.replace('--steps 6400', '--steps 12800')} --attention all --length 4",
     # induction with two heads, the same (tied_qkv: 1 of 5 censored seeds still improving at 6,400); two sweeps of
     # this line on one core each shared its jobs through their claims
-    f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 12800')} --attention all --n-heads 2",
+    f"{_induction(12800)} --attention all --n-heads 2",
     # 4 pairs to 25,600 (identity: its 2 censored seeds still improving at 12,800), each member going on from its
     # 12,800 end state in the scratch store that trained it
     f"{_CRITERION_SCAN.replace('--steps 6400', '--steps 25600')} --attention all --length 4",
     # induction with two heads, the same (tied_qkv: 1 of 4 censored seeds still improving at 12,800); two sweeps of
     # this line on one core each shared its jobs through their claims
-    f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 25600')} --attention all --n-heads 2",
+    f"{_induction(25600)} --attention all --n-heads 2",
     # d_head 2's mqa and gqa to 25,600 (5 and 4 of their 10 censored seeds still improving at 12,800), each member
     # going on from its 12,800 end state; killed parts went on from checkpoints across sessions and wrote no record
     f"{_TEN_SEEDS.replace('--steps 6400', '--steps 25600')} --attention mqa,gqa --d-head 2",
@@ -143,7 +148,7 @@ CRITERION_SWEEPS = (
     # induction with eight heads to 12,800 (tied_qkv: 3 of 3 censored seeds, identity: 3 of 5 still improving at
     # 6,400): every member trained again from step 0 on this CPU, as the 6,400 end states stayed on the lent GPU;
     # two sweeps of this line on one core each shared its jobs through their claims
-    f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 12800')} --attention all --n-heads 8",
+    f"{_induction(12800)} --attention all --n-heads 8",
     # d_head 2's five to 25,600 (standard's one censored seed, 4 of tied_qk's 10 and 7 of tied_qkv's 10 still
     # improving at 12,800): each member went on from its 12,800 end state in the scratch store; two sweeps of this
     # line on one core each shared its jobs, and parts killed at a session's end went on from checkpoints and wrote
@@ -248,8 +253,7 @@ CRITERION_SWEEPS = (
     # (1e-2): on this CPU in a scratch store with --carry-from data, which carried every member that had stopped
     # before 12,800; identity's 20 censored members trained again from step 0 (data/ keeps no end states), and the
     # 3e-2 seeds from step 0, the other seven's stopped as hopeless by 7,600 steps
-    f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 25600').replace('--lr grid', f'--lr {_UP}')} "
-    "--attention all --n-heads 8",
+    f"{_induction(25600, _UP)} --attention all --n-heads 8",
     # associative recall with eight heads to 25,600 (tied_qkv: 4 of 4 censored seeds still improving at 12,800,
     # identity 2 of 5): on this CPU in a scratch store with --carry-from data, which carried every member that had
     # stopped before 12,800; tied_qkv's and identity's censored members trained again from step 0 (data/ keeps no end
@@ -270,8 +274,7 @@ CRITERION_SWEEPS = (
     # end states, its job in three parts over two sessions (the first stopped by a session's end, which wrote no
     # record; the second by SIGTERM, to give it one core beside another sweep), each going on from its checkpoint; the
     # other seven parameterizations carried, every member of theirs having stopped before 25,600
-    f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 51200').replace('--lr grid', f'--lr {_UP}')} "
-    "--attention all --n-heads 8",
+    f"{_induction(51200, _UP)} --attention all --n-heads 8",
     # 16 key-value pairs to 12,800 (tied_qkv: 3 of its 5 censored seeds still improving at 6,400, identity 5 of 5), and
     # the grid one step down (1e-4) for the whole point, since stacked's and tied_qk's best lr there (3e-4) was the
     # lowest: on this CPU in a scratch store with --carry-from data, which carried every member that had stopped
@@ -291,8 +294,7 @@ CRITERION_SWEEPS = (
     # their end states, on one core beside another sweep in two parts over two sessions (SIGTERM before the first
     # session's end wrote its part's record; the second went on from its checkpoint); the other seven
     # parameterizations carried, every member of theirs having stopped before 51,200
-    f"{_INDUCTION_SCAN.replace('--steps 6400', '--steps 102400').replace('--lr grid', f'--lr {_UP}')} "
-    "--attention all --n-heads 8",
+    f"{_induction(102400, _UP)} --attention all --n-heads 8",
     # 16 key-value pairs to 51,200 (tied_qkv: 2 of its 2 censored seeds at the best lr still improving at 25,600): on
     # this CPU in the scratch store of the 25,600 line, tied_qkv's 21 members censored there going on from their end
     # states, the other seven parameterizations carried, every member of theirs having stopped before 25,600; in five
