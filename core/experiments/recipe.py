@@ -301,6 +301,11 @@ CRITERION_SWEEPS = (
     # parts over two sessions (each stopped by SIGTERM, which wrote its record, to move between one core and two
     # beside another sweep, or before a session's end), each going on from its checkpoint
     f"{_extended(_DOWN, 51200)} --attention all --length 16",
+    # 16 key-value pairs' grid one step further down (3e-5) for the whole point, since tied_qkv's best lr at 51,200
+    # (1e-4) was the lowest; the stored runs of the other lrs carried from data/, so only 3e-5 trained, from step 0.
+    # On a lent H200 (--device cuda --workers 8: 5 min 24 s for its 40 members; a CPU sweep of the same line, stopped
+    # when this one was done, had reached step 14,000 of tied_qkv's job in 84 minutes)
+    f"{_extended(f'3e-05,{_DOWN}', 51200)} --attention all --length 16",
 )
 # after the sweeps: what the pages read besides the runs, and the documents made from them
 AFTER_SWEEPS = (
