@@ -39,9 +39,14 @@ def _extended(lrs: str, cap: int = 12800) -> str:
     return _EXTENDED_SCAN.replace("--lr grid", f"--lr {lrs}").replace("12800", str(cap))
 
 
+def _capped(scan: str, cap: int) -> str:
+    """A 6,400-step scan line (_CRITERION_SCAN, _TEN_SEEDS, _INDUCTION_SCAN) at a raised cap."""
+    return scan.replace("--steps 6400", f"--steps {cap}")
+
+
 def _induction(cap: int, lrs: str = "grid") -> str:
     """_INDUCTION_SCAN at this cap, over these lrs (a widened grid) or the default grid."""
-    return _INDUCTION_SCAN.replace("--steps 6400", f"--steps {cap}").replace("--lr grid", f"--lr {lrs}")
+    return _capped(_INDUCTION_SCAN, cap).replace("--lr grid", f"--lr {lrs}")
 
 
 CRITERION_SWEEPS = (
@@ -73,7 +78,7 @@ CRITERION_SWEEPS = (
     f"{_CRITERION_SCAN} --attention all --d-model 16",
     # its open cells (most seeds still improving at 6,400) to 12,800: the same command at the higher cap, in the
     # same scratch store, extending every member from its saved end state
-    f"{_CRITERION_SCAN.replace('--steps 6400', '--steps 12800')} --attention all --d-model 16",
+    f"{_capped(_CRITERION_SCAN, 12800)} --attention all --d-model 16",
     f"{_CRITERION_SCAN} --attention all --n-heads 8",
     f"{_EXTENDED_SCAN} {_NO_IDENTITY} --d-head 4",
     f"{_EXTENDED_SCAN} {_NO_IDENTITY} --d-head 8",
@@ -113,38 +118,37 @@ CRITERION_SWEEPS = (
     # d_head 2's mqa and gqa (a point of their own: their n_kv_heads) to 12,800, where 2 of 5 censored seeds of each
     # were still improving at 6,400: trained from step 0 on this CPU (the end states stayed on the lent GPU), so the
     # first 6,400 steps of each member are also the GPU's runs, trained again
-    f"{_CRITERION_SCAN.replace('--steps 6400', '--steps 12800')} --attention mqa,gqa --d-head 2",
+    f"{_capped(_CRITERION_SCAN, 12800)} --attention mqa,gqa --d-head 2",
     # ten seeds where a threshold was decided by five: d_model 16's standard and bilinear (1/5 against 4/5 made
     # "bilinear needs 16 where standard needs 32"), then d_head 2's tied_qk and tied_qkv (0/5 against standard's 4/5
     # made two d_head thresholds); seeds 0-4 are the stored runs, skipped, so each line trains seeds 5-9 at its cap
-    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 12800')} --attention standard,bilinear --d-model 16",
+    f"{_capped(_TEN_SEEDS, 12800)} --attention standard,bilinear --d-model 16",
     f"{_TEN_SEEDS} --attention tied_qk,tied_qkv --d-head 2",
     # the reference's seeds 5-9 there, against which those two and the shared-key-value pair are tested, then the
     # shared-key-value pair's at the cap their point was read at
     f"{_TEN_SEEDS} --attention standard --d-head 2",
-    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 12800')} --attention mqa,gqa --d-head 2",
+    f"{_capped(_TEN_SEEDS, 12800)} --attention mqa,gqa --d-head 2",
     # 4 pairs' open cell (identity's censored seeds all still improving at 6,400) to 12,800: every member of the
     # point trained again from step 0, as the scratch store holding their 6,400 end states is gone (the same runs:
     # the schedule does not depend on the cap)
-    f"{_CRITERION_SCAN.replace('--steps 6400', '--steps 12800')} --attention all --length 4",
+    f"{_capped(_CRITERION_SCAN, 12800)} --attention all --length 4",
     # induction with two heads, the same (tied_qkv: 1 of 5 censored seeds still improving at 6,400); two sweeps of
     # this line on one core each shared its jobs through their claims
     f"{_induction(12800)} --attention all --n-heads 2",
     # 4 pairs to 25,600 (identity: its 2 censored seeds still improving at 12,800), each member going on from its
     # 12,800 end state in the scratch store that trained it
-    f"{_CRITERION_SCAN.replace('--steps 6400', '--steps 25600')} --attention all --length 4",
+    f"{_capped(_CRITERION_SCAN, 25600)} --attention all --length 4",
     # induction with two heads, the same (tied_qkv: 1 of 4 censored seeds still improving at 12,800); two sweeps of
     # this line on one core each shared its jobs through their claims
     f"{_induction(25600)} --attention all --n-heads 2",
     # d_head 2's mqa and gqa to 25,600 (5 and 4 of their 10 censored seeds still improving at 12,800), each member
     # going on from its 12,800 end state; killed parts went on from checkpoints across sessions and wrote no record
-    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 25600')} --attention mqa,gqa --d-head 2",
+    f"{_capped(_TEN_SEEDS, 25600)} --attention mqa,gqa --d-head 2",
     # d_head 2's other five to 12,800 (standard's and stacked's one censored seed, 4 of tied_qk's 10 censored seeds
     # and 7 of tied_qkv's 10 still improving at 6,400), ten seeds each: seeds 5-9 of standard, tied_qk and tied_qkv
     # went on from their 6,400 end states in the scratch store, the rest trained from step 0 on this CPU (seeds 0-4's
     # 6,400 end states stayed on the lent GPU; stacked's and bilinear's seeds 5-9 are new)
-    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 12800')}"
-    " --attention standard,stacked,bilinear,tied_qk,tied_qkv --d-head 2",
+    f"{_capped(_TEN_SEEDS, 12800)} --attention standard,stacked,bilinear,tied_qk,tied_qkv --d-head 2",
     # induction with eight heads to 12,800 (tied_qkv: 3 of 3 censored seeds, identity: 3 of 5 still improving at
     # 6,400): every member trained again from step 0 on this CPU, as the 6,400 end states stayed on the lent GPU;
     # two sweeps of this line on one core each shared its jobs through their claims
@@ -153,8 +157,7 @@ CRITERION_SWEEPS = (
     # improving at 12,800): each member went on from its 12,800 end state in the scratch store; two sweeps of this
     # line on one core each shared its jobs, and parts killed at a session's end went on from checkpoints and wrote
     # no record
-    f"{_TEN_SEEDS.replace('--steps 6400', '--steps 25600')}"
-    " --attention standard,stacked,bilinear,tied_qk,tied_qkv --d-head 2",
+    f"{_capped(_TEN_SEEDS, 25600)} --attention standard,stacked,bilinear,tied_qk,tied_qkv --d-head 2",
     # grids whose end held a cell's best lr, one lr further that way for the whole point at its cap (docs/reproduce.md:
     # Still to run); only the new lr trained, the stored runs were skipped and counted towards the rule that stops a
     # hopeless lr. The bundled associative recall point (tied_qkv's best at 3e-4; ten seeds at 12,800) and induction
