@@ -42,7 +42,8 @@ def cmd_land(args, parser):
     if args.line not in recipe.CRITERION_SWEEPS:
         parser.error(
             f"line: not one of the {len(recipe.CRITERION_SWEEPS)} lines of CRITERION_SWEEPS in "
-            "core/experiments/recipe.py; add it there first, with a comment saying why it runs"
+            "core/experiments/recipe.py; add it at the end of RAISES (core/experiments/raises.py) first, with a "
+            "comment saying why it runs"
         )
     if not holds_runs(args.scratch):
         parser.error(f"--from: no runs in {args.scratch!r}")

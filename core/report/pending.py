@@ -191,8 +191,8 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         "steps on the machine it runs on and keeps the lines that fit. "
         "`python -m core todo --into SCRATCH` prints these lines, one per line, for that "
         "store, with `--carry-from` the store it read (`--device cuda --workers 4` on a GPU). A finished "
-        "line lands in `data/` in three steps: the line into `CRITERION_SWEEPS` (core/experiments/recipe.py) with "
-        "a comment saying why it ran, "
+        "line lands in `data/` in three steps: the line at the end of `RAISES` (core/experiments/raises.py, "
+        "the end of `CRITERION_SWEEPS`) with a comment saying why it ran, "
         '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
         "below, from `prune` on. A line that raises a point's cap holds every parameterization of the point (a "
         "point is read at one cap): `land` refuses one that would leave some behind.",
