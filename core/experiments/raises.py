@@ -159,4 +159,11 @@ RAISES = (
     # On a lent H200 (--device cuda --workers 8: 5 min 24 s for its 40 members; a CPU sweep of the same line, stopped
     # when this one was done, had reached step 14,000 of tied_qkv's job in 84 minutes)
     f"{extended(f'3e-05,{DOWN}', 51200)} --attention all --length 16",
+    # induction with two heads to 51,200 (identity: 3 of its 5 censored seeds at the best lr, tied_qk 1 of 1 and
+    # tied_qkv 1 of 2 still improving at 25,600), and the grid one step down (1e-4) for the whole point, since
+    # tied_qkv's best lr there (3e-4) was the lowest: on this CPU in a scratch store with --carry-from data, which
+    # carried every member that had stopped before 25,600; the censored members trained again from step 0 (data/
+    # keeps no end states), in two parts in one session (the first stopped by SIGTERM after a checkpoint to give
+    # tied_qk's job, the last, both cores)
+    f"{induction_scan(51200, DOWN)} --attention all --n-heads 2",
 )
