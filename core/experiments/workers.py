@@ -212,4 +212,14 @@ def _one_pool(store, todo, indices, device, command, ctx, workers, threads, prog
         cancel.set()
         raise
     finally:
-        pool.shutdown(cancel_futures=True)  # no new jobs start
+        _shut(pool)
+
+
+def _shut(pool: ProcessPoolExecutor) -> None:
+    """No new jobs start. A Ctrl-C inside the first submit can leave the pool's manager thread made but not
+    started, which shutdown cannot join: then its workers are ended here (they hold no job yet)."""
+    try:
+        pool.shutdown(cancel_futures=True)
+    except RuntimeError:
+        for proc in list((pool._processes or {}).values()):
+            proc.terminate()
