@@ -90,6 +90,22 @@ def test_workers_exit_when_the_sweep_alone_is_killed(tmp_path):
     assert not list((tmp_path / "runs").glob("*.parquet"))  # 2000 steps: nothing was finished, nothing half-written
 
 
+def test_a_ctrl_c_inside_the_first_submit_cancels_and_ends_the_workers_it_started(tmp_path, monkeypatch):
+    from concurrent.futures import process
+
+    started = []
+
+    def interrupted(manager):  # Ctrl-C after the pool forked its workers, before its manager thread ran
+        started.extend(manager.processes.values())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(process._ExecutorManagerThread, "start", interrupted)
+    jobs = sweep.plan(["standard", "mqa"], ["reverse"], 1, TINY_TRAIN, TINY_MODEL)
+    counts = sweep.run(tmp_path, jobs, "cpu", workers=2)
+    assert counts["cancelled"] and counts["trained"] == 0  # a clean cancel, not shutdown's "cannot join thread"
+    assert started and not any(p.is_alive() for p in started)
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to find the workers")
 def test_a_killed_worker_is_retried_once_and_the_sweep_ends_with_every_run(tmp_path):
     flags = (

@@ -218,8 +218,10 @@ def _one_pool(store, todo, indices, device, command, ctx, workers, threads, prog
 def _shut(pool: ProcessPoolExecutor) -> None:
     """No new jobs start. A Ctrl-C inside the first submit can leave the pool's manager thread made but not
     started, which shutdown cannot join: then its workers are ended here (they hold no job yet)."""
-    try:
+    manager = pool._executor_manager_thread
+    if manager is None or manager.ident is not None:  # never made, or started: shutdown can join it
         pool.shutdown(cancel_futures=True)
-    except RuntimeError:
-        for proc in list((pool._processes or {}).values()):
-            proc.terminate()
+        return
+    for proc in list((pool._processes or {}).values()):
+        proc.terminate()
+        proc.join()
