@@ -166,4 +166,10 @@ RAISES = (
     # keeps no end states), in two parts in one session (the first stopped by SIGTERM after a checkpoint to give
     # tied_qk's job, the last, both cores)
     f"{induction_scan(51200, DOWN)} --attention all --n-heads 2",
+    # induction with two heads to 102,400 (tied_qkv: 1 of its 1 and identity 1 of its 3 censored seeds at the best lr
+    # still improving at 51,200): on this CPU in the scratch store of the 51,200 line, tied_qkv's 12 and identity's 22
+    # members censored there going on from their end states, the other six parameterizations carried, every member of
+    # theirs having stopped before 51,200; in two parts in one session (the first on a core each until tied_qkv's job
+    # was done, stopped by SIGTERM after a checkpoint to give identity's job both cores), 75 min of sweeps
+    f"{induction_scan(102400, DOWN)} --attention all --n-heads 2",
 )
