@@ -1,6 +1,7 @@
 """`python -m core todo`: docs/reproduce.md's Still to run lines, retargeted to a scratch store, kept by their
 member-steps (--at-most) or by their hours on this machine (--hours, timed by core.benchmarks.pace)."""
 
+import pandas as pd
 import pytest
 import torch
 
@@ -219,3 +220,43 @@ def test_todo_into_a_scratch_store_carries_from_the_store_it_read_on_the_lines_t
     (printed,) = capsys.readouterr().out.splitlines()
     assert printed.endswith(" --carry-from data")
     assert main(["todo"]) == 0 and "--carry-from" not in capsys.readouterr().out  # the lines as they are
+
+
+def test_todo_hours_into_a_scratch_store_times_only_what_is_left_there(monkeypatch, capsys):
+    """With --into, a job's member-steps are the fewer of pending's count from step 0 and the dry run's count in that
+    store (members going on from a checkpoint or a shorter cap's end state, with --carry-from the store todo read):
+    a job the scratch store has all but finished no longer sets the line's hours."""
+    from test_endpoints import three_lrs
+
+    from core.benchmarks import pace
+    from core.cli import todo
+    from core.experiments import outlook
+    from core.experiments.recipe import CRITERION_SWEEPS
+    from core.report.pending import pending
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    runs = three_lrs().assign(command=line)
+    monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)
+    monkeypatch.setattr(pace, "member_step_seconds", lambda job, device: 1.0)
+    monkeypatch.setattr(pace.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    (row,) = pending(runs).itertuples()
+    longest = row.trained[row.job_steps.index(max(row.job_steps))]
+    there = {name: 100 if name == longest else 10**12 for name in row.trained}  # the longest job nearly done there
+    seen, claimed = [], [0] * len(there)
+
+    def dry_run(store, jobs):
+        seen.append((store, {job.carry_from for job in jobs}))
+        return pd.DataFrame({"attention": list(there), "member-steps": list(there.values()), "claimed": claimed})
+
+    monkeypatch.setattr(outlook, "outlook", dry_run)
+    hours = [(100 if name == longest else steps) / 3600 for name, steps in zip(row.trained, row.job_steps)]
+    took = pace.wall_hours(hours, 2)
+    assert main(["todo", "--hours", str(took), "--into", "/tmp/scratch"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 and seen == [("/tmp/scratch", {"data"})]
+    assert f"# {took:.1f} h on 2 cores (longest job {max(hours):.1f} h)" in err
+    assert main(["todo", "--hours", str(took)]) == 0 and not capsys.readouterr().out  # from step 0 it does not fit
+    claimed[row.trained.index(longest)] = 3  # a sweep training that job there now: its dry run counts those as none
+    assert main(["todo", "--hours", str(took), "--into", "/tmp/scratch"]) == 0
+    out, err = capsys.readouterr()
+    assert not out and f"# a sweep running into /tmp/scratch holds the members of {longest} now" in err

@@ -1,7 +1,8 @@
 """`python -m core todo`: the sweep lines the criterion protocol still asks of a store (docs/reproduce.md's Still to
 run, core.report.pending), one runnable line each, for a shell loop.
 `--at-most N` keeps the lines a time-boxed machine can finish: its measured member-steps a minute times its minutes;
-`--hours H` keeps those this machine can finish in H hours, timing each job's steps here."""
+`--hours H` keeps those this machine can finish in H hours, timing each job's steps here (with `--into`, the steps
+left in that scratch store)."""
 
 import re
 import shlex
@@ -71,10 +72,33 @@ def cmd_todo(args, parser):
         if args.at_most is not None and row.from_zero > args.at_most:
             continue
         job_steps = dict(zip(row.trained, row.job_steps))
+        carry = args.store if args.into else None  # the stopped members its store holds
+        if args.hours is not None and args.into:
+            job_steps = left_in(args.into, row.line, job_steps, carry)
         if args.hours is not None and hours_here(row.line, job_steps, args.cores, args.hours) > args.hours:
             continue
-        carry = args.store if args.into else None  # the stopped members its store holds
         print(for_store(row.line, args.into, args.device, args.workers, carry), flush=True)
+
+
+def left_in(into: str, line: str, job_steps: dict, carry: str) -> dict:
+    """Each job's member-steps where the line trains into `into`: a member that store holds (a checkpoint, a shorter
+    cap's end state) goes on from there (the sweep's dry run counts each to the cap from where it starts), so a job
+    takes the fewer of that and pending's count from step 0. A job a sweep is training there now (its members
+    claimed) keeps pending's count: the dry run counts claimed members as none, which would call it done."""
+    from dataclasses import replace
+
+    from ..experiments.outlook import outlook
+    from .land import line_jobs
+
+    table = outlook(into, [replace(job, carry_from=carry) for job in line_jobs(line)])
+    busy = set(table.attention[table.claimed > 0])
+    if busy:
+        print(
+            f"# a sweep running into {into} holds the members of {', '.join(sorted(busy))} now: timed from step 0",
+            file=sys.stderr,
+        )
+    there = dict(zip(table.attention, table["member-steps"]))
+    return {name: steps if name in busy else min(steps, there.get(name, steps)) for name, steps in job_steps.items()}
 
 
 def hours_here(line: str, job_steps: dict, cores: int, limit: float) -> float:
