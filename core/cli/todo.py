@@ -102,9 +102,9 @@ def left_in(into: str, line: str, job_steps: dict, carry: str) -> dict:
 
 
 def hours_here(line: str, job_steps: dict, cores: int, limit: float) -> float:
-    """The line's wall hours on this machine (core.benchmarks.pace): each job's member-steps from step 0 (pending's
-    count) at its pace here, timed longest job first; past `limit`, the first job alone over it (the rest untimed).
-    Says which on stderr."""
+    """The line's wall hours on this machine (core.benchmarks.pace): each job's member-steps (pending's count from step
+    0, or left_in's) at its pace here, timed longest job first; past `limit`, the first job alone over it (the rest
+    untimed). Says which on stderr."""
     from ..benchmarks.pace import member_step_seconds, wall_hours
     from .land import line_jobs
 
