@@ -260,3 +260,41 @@ def test_todo_hours_into_a_scratch_store_times_only_what_is_left_there(monkeypat
     assert main(["todo", "--hours", str(took), "--into", "/tmp/scratch"]) == 0
     out, err = capsys.readouterr()
     assert not out and f"# a sweep running into /tmp/scratch holds the members of {longest} now" in err
+
+
+def test_todo_writes_a_lines_parked_jobs_back_into_the_scratch_store_before_the_line(monkeypatch, tmp_path, capsys):
+    """A line with jobs parked in the store (core.experiments.parking): `todo --into S` prints the `park --into S`
+    line that writes them back before the sweep line, so a shell loop over its lines trains only the rest; without
+    --into, stderr says they are parked."""
+    import shlex
+
+    from test_endpoints import three_lrs
+
+    from core.cli import todo
+    from core.experiments import parking
+    from core.experiments.recipe import CRITERION_SWEEPS
+    from core.report.pending import pending
+
+    line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
+    runs = three_lrs().assign(command=line)
+    monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)
+    (want,) = pending(runs).line
+    parking.folder(tmp_path, want).mkdir(parents=True)
+    monkeypatch.setattr(parking, "parked", lambda store, line, jobs: jobs[:1])
+    assert main(["todo", "--store", str(tmp_path), "--into", "/tmp/scratch"]) == 0
+    park, sweep = capsys.readouterr().out.splitlines()
+    assert shlex.split(park) == [
+        "python",
+        "-m",
+        "core",
+        "park",
+        want,
+        "--into",
+        "/tmp/scratch",
+        "--store",
+        str(tmp_path),
+    ]
+    assert "--store /tmp/scratch " in sweep
+    assert main(["todo", "--store", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [want] and "1 jobs of this line are parked in" in err

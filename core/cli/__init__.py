@@ -3,7 +3,7 @@
 flags (the flag types: one-line errors naming the field and its allowed values), sweep (`sweep`: its flags, the
 jobs they plan and the run), sweep_output (what a sweep prints: its dry run, progress and report), store
 (`summary`, `export`, `prune`, `index`, `pack`, `report`), bench (`bench`), analysis (`baselines`, `pretrained`),
-land (`land`), todo (`todo`). The packages below expose functions only; this package may import any of them, and
+land (`land`, `park`), todo (`todo`). The packages below expose functions only; this package may import any of them, and
 none of them imports it.
 """
 
@@ -43,9 +43,10 @@ def build_parser() -> Parser:
     add_index(sub)
     add_pack(sub)
     add_report(sub)
-    from .land import add_land
+    from .land import add_land, add_park
 
     add_land(sub)
+    add_park(sub)
     from .todo import add_todo
 
     add_todo(sub)
@@ -82,7 +83,7 @@ def main(argv=None) -> int:
 
 
 # commands that write into --store (a sweep removes its store's leftovers itself: sweep.run does it first)
-WRITERS = {"baselines", "pretrained", "bench", "prune", "index", "pack", "land"}
+WRITERS = {"baselines", "pretrained", "bench", "prune", "index", "pack", "land", "park"}
 
 
 if __name__ == "__main__":

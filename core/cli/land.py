@@ -1,11 +1,12 @@
 """`python -m core land`: copy a finished recipe line's runs and sweep records from the scratch store that
 trained it into the store the pages read (core.experiments.landing), the step between a line's sweep and the
-after-sweeps commands (docs/reproduce.md)."""
+after-sweeps commands (docs/reproduce.md). `python -m core park`: keep an unfinished line's finished jobs in the
+store between sessions, and write them back into a scratch store (core.experiments.parking)."""
 
 import sys
 from pathlib import Path
 
-from ..experiments import recipe
+from ..experiments import parking, recipe
 from ..experiments.landing import LandingError, land
 from ..results import size as sz
 from ..results.packs import holds_runs
@@ -31,6 +32,19 @@ def add_land(sub):
     p.set_defaults(func=cmd_land)
 
 
+def add_park(sub):
+    p = sub.add_parser(
+        "park",
+        help="keep a line's finished jobs in the store between sessions, or write them back into a scratch store",
+    )
+    p.add_argument("line", help="the sweep command of a line (todo's, with any --store)")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--from", dest="scratch", type=read_store, help="park the finished jobs of this scratch store")
+    where.add_argument("--into", type=store_dir, help="write the line's parked runs and records into this store")
+    p.add_argument("--store", type=store_dir, default="data", help="the store that parks them (default data/)")
+    p.set_defaults(func=cmd_park)
+
+
 def line_jobs(command: str) -> list:
     """The jobs a `python -m core sweep ...` command line plans (a recipe line's), as the CLI plans them."""
     parser = Parser(prog="python -m core")
@@ -54,6 +68,8 @@ def cmd_land(args, parser):
     except LandingError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(1)
+    if parking.clear(args.store, args.line):
+        print(f"deleted the line's parked runs, {parking.folder(args.store, args.line)}: they are in {args.store} now")
     print(
         f"copied {done.runs} runs into {args.store} as one pack ({done.held} held there already, left as they "
         "were), "
@@ -67,3 +83,30 @@ def cmd_land(args, parser):
             f"note: {args.store} is {disk / 1e6:.2f} MB on disk, over its {limit / 1e6:g} MB limit until prune drops "
             "the weights and models it does not keep"
         )
+
+
+def cmd_park(args, parser):
+    jobs = _jobs(args.line, parser)
+    where = parking.folder(args.store, args.line)
+    if args.into:
+        if not where.is_dir():
+            print(f"nothing of this line is parked in {args.store}")
+            return
+        runs, records = parking.unpark(args.store, args.into, args.line)
+        print(f"wrote {runs} parked runs and {records} sweep records from {where} into {args.into}")
+        return
+    if not holds_runs(args.scratch):
+        parser.error(f"--from: no runs in {args.scratch!r}")
+    done = parking.park(args.scratch, args.store, args.line, jobs)
+    print(
+        f"parked {done.runs} runs and {done.records} sweep records in {where}: {done.jobs} of the line's {done.of} "
+        f"jobs are finished there; on a fresh machine, park --into SCRATCH, then the line into SCRATCH"
+    )
+
+
+def _jobs(line: str, parser) -> list:
+    """The line's jobs; a line that is no sweep command is a one-line error naming the field."""
+    try:
+        return line_jobs(line)
+    except SystemExit:
+        parser.error("line: must be a sweep command, python -m core sweep ... (as todo prints it)")

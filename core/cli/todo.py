@@ -2,7 +2,8 @@
 run, core.report.pending), one runnable line each, for a shell loop.
 `--at-most N` keeps the lines a time-boxed machine can finish: its measured member-steps a minute times its minutes;
 `--hours H` keeps those this machine can finish in H hours, timing each job's steps here (with `--into`, the steps
-left in that scratch store)."""
+left in that scratch store). A line with jobs parked in the store (core.experiments.parking) counts them as done, and
+with `--into` is preceded by the `park --into` line that writes them back there."""
 
 import re
 import shlex
@@ -71,13 +72,32 @@ def cmd_todo(args, parser):
     for row in pending(runs).itertuples():
         if args.at_most is not None and row.from_zero > args.at_most:
             continue
-        job_steps = dict(zip(row.trained, row.job_steps))
+        held = parked_names(args.store, row.line)
+        job_steps = {name: 0 if name in held else n for name, n in zip(row.trained, row.job_steps)}
         carry = args.store if args.into else None  # the stopped members its store holds
         if args.hours is not None and args.into:
             job_steps = left_in(args.into, row.line, job_steps, carry)
         if args.hours is not None and hours_here(row.line, job_steps, args.cores, args.hours) > args.hours:
             continue
+        if held and args.into:  # first write the parked jobs back, so the sweep skips them
+            print(f"python -m core park {shlex.quote(row.line)} --into {_quoted(args.into)}{_store(args.store)}")
+        elif held:
+            print(f"# {len(held)} jobs of this line are parked in {args.store}: park --into SCRATCH", file=sys.stderr)
         print(for_store(row.line, args.into, args.device, args.workers, carry), flush=True)
+
+
+def parked_names(store: str, line: str) -> set[str]:
+    """The parameterizations whose jobs of the line `store` has parked (core.experiments.parking)."""
+    from ..experiments import parking
+    from .land import line_jobs
+
+    if not parking.folder(store, line).is_dir():
+        return set()
+    return {job.model.attention for job in parking.parked(store, line, line_jobs(line))}
+
+
+def _store(store: str) -> str:
+    return "" if store == "data" else f" --store {_quoted(store)}"
 
 
 def left_in(into: str, line: str, job_steps: dict, carry: str) -> dict:

@@ -52,7 +52,7 @@ def land(scratch, store, line: str, jobs: list[Job], weights: bool = False, limi
         raise LandingError(why)
     new = [rid for rid in ids if not st.has_run(store, rid)]
     want = line_key(line)
-    records = [p for p in sorted(Path(scratch, "bench").glob("sweep-*.parquet")) if _command(p) == want]
+    records = [p for p in sorted(Path(scratch, "bench").glob("sweep-*.parquet")) if record_command(p) == want]
     table = packs.build([rf.run_path(scratch, rid) for rid in new]) if new else None
     data = packs.encode(table) if new else b""
     if limit is not None:
@@ -61,12 +61,12 @@ def land(scratch, store, line: str, jobs: list[Job], weights: bool = False, limi
     if why:
         raise LandingError(why)
     n_weights = 0
+    tensors = (rf.weights_path, rf.model_path) if weights else ()
     for rid in new:  # weights first: a run exists once its pack does, so a kill leaves no run without them
-        if weights:
-            n_weights += sum(_copy(path(scratch, rid), path(store, rid)) for path in (rf.weights_path, rf.model_path))
+        n_weights += sum(copy_new(path(scratch, rid), path(store, rid)) for path in tensors)
     if new:
         packs.write(store, table, data)
-    n_records = sum(_copy(p, Path(store, "bench", p.name)) for p in records)
+    n_records = sum(copy_new(p, Path(store, "bench", p.name)) for p in records)
     return Landed(len(new), len(ids) - len(new), n_records, n_weights)
 
 
@@ -179,7 +179,7 @@ def _check_room(store, pack: int, records: list[Path], limit: int) -> None:
         )
 
 
-def _command(record: Path) -> str | None:
+def record_command(record: Path) -> str | None:
     """A sweep record's command as recipe lines are matched (its flags in any order); None for a file that is no
     readable record."""
     try:
@@ -188,7 +188,7 @@ def _command(record: Path) -> str | None:
         return None
 
 
-def _copy(source: Path, target: Path) -> bool:
+def copy_new(source: Path, target: Path) -> bool:
     """Copy source to target unless target exists or source does not; whether it copied. Written to a temporary
     name and renamed, as every store file is, so a kill leaves no half-copied run."""
     if target.exists() or not source.exists():

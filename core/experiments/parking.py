@@ -1,0 +1,97 @@
+"""Parking a line between sessions: a recipe line longer than a session (docs/reproduce.md's Still to run) keeps
+the jobs it has finished in the repository, where a fresh machine finds them, since its scratch store is not sure
+to outlast the session.
+
+A job's runs are stored together when its ensemble ends (core.experiments.run_job), so a job whose every member
+the scratch store holds is finished. `park` copies those jobs' runs as one pack, with the records of the sweeps
+that ran the line, into STORE/parked/<key>/ (key: of the line as lines are matched), which no reader of the store
+opens. `unpark` writes them back into a scratch store as loose run files, as the sweep wrote them, so the line's
+rerun there counts them as stored and trains only its unfinished jobs, from step 0 or from a checkpoint the
+scratch store still holds; `land` then copies the whole line into the store and deletes its parked folder.
+Parked runs are the line's own runs, byte for byte; what parking loses is each unfinished job's progress and the
+finished runs' end states (a later raise of them trains from step 0, as from any store but the one that ran them).
+"""
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..results import packs
+from ..results import runfile as rf
+from ..results import store as st
+from ..training.config import stable_hash
+from .landing import copy_new, record_command
+from .lines import line_key
+from .run_job import Job
+
+PARKED = "parked"
+
+
+@dataclass(frozen=True)
+class Parked:
+    jobs: int  # finished jobs parked (all of them now, with those parked before)
+    of: int  # jobs the line plans
+    runs: int  # runs copied this time
+    records: int  # sweep records copied this time
+
+
+def folder(store, line: str) -> Path:
+    """Where `store` parks `line`: one folder per line as lines are matched (its --store and engine flags aside)."""
+    return Path(store) / PARKED / stable_hash({"line": line_key(line)})
+
+
+def finished(scratch, jobs: list[Job]) -> list[Job]:
+    """The jobs whose every member `scratch` stores."""
+    return [job for job in jobs if all(st.has_run(scratch, rid) for rid in job.run_ids().values())]
+
+
+def parked(store, line: str, jobs: list[Job]) -> list[Job]:
+    """The line's jobs `store` has parked whole."""
+    where = folder(store, line)
+    return finished(where, jobs) if where.is_dir() else []
+
+
+def park(scratch, store, line: str, jobs: list[Job]) -> Parked:
+    """Copy the runs of the line's finished jobs in `scratch`, and the records of the sweeps that ran it, into
+    `store`'s parked folder of the line; what it holds already stays as it is."""
+    dest = folder(store, line)
+    ids = sorted({rid for job in finished(scratch, jobs) for rid in job.run_ids().values()})
+    new = [rid for rid in ids if not st.has_run(dest, rid)]
+    if new:
+        packs.write(dest, _table(scratch, new))
+    records = [p for p in sorted(Path(scratch, "bench").glob("sweep-*.parquet")) if record_command(p) == line_key(line)]
+    n_records = sum(copy_new(p, dest / "bench" / p.name) for p in records)
+    if new or n_records:
+        rf.atomic_write(dest / "line.txt", lambda tmp: Path(tmp).write_text(line + "\n"))
+    return Parked(len(finished(dest, jobs)), len(jobs), len(new), n_records)
+
+
+def unpark(store, scratch, line: str) -> tuple[int, int]:
+    """Write the line's parked runs into `scratch` as loose run files, and its parked records into its bench
+    folder, where it lacks them: (runs, records) written."""
+    src = folder(store, line)
+    ids = [rid for rid in packs.packed(src) if not st.has_run(scratch, rid)]
+    runs = packs.unpack(src, scratch, ids)
+    parked = sorted(Path(src, "bench").glob("sweep-*.parquet"))
+    records = sum(copy_new(p, Path(scratch, "bench", p.name)) for p in parked)
+    return runs, records
+
+
+def clear(store, line: str) -> bool:
+    """Delete the line's parked folder (its runs are in the store now); whether there was one."""
+    path = folder(store, line)
+    if not path.is_dir():
+        return False
+    shutil.rmtree(path)
+    if not any(path.parent.iterdir()):
+        path.parent.rmdir()
+    return True
+
+
+def _table(scratch, ids: list[str]):
+    """A pack of these runs of `scratch`, loose or packed there."""
+    loose = [rid for rid in ids if rf.run_path(scratch, rid).exists()]
+    with tempfile.TemporaryDirectory() as tmp:
+        packs.unpack(scratch, tmp, [rid for rid in ids if rid not in loose])
+        return packs.build([rf.run_path(scratch, rid) for rid in loose] + list(Path(tmp, "runs").glob("*.parquet")))

@@ -1,0 +1,95 @@
+"""`python -m core park`: a line longer than a session keeps its finished jobs in data/parked/ between sessions.
+Parked, written back into a fresh scratch store and finished there, the line lands the same runs, curve for curve, as
+the line run straight through; an unfinished job is never parked; landing deletes the parked folder; and no reader
+of the store sees parked runs."""
+
+import shutil
+import sys
+
+import pytest
+from tiny import criterion_argv, curves
+
+from core.cli import main
+from core.cli.land import line_jobs
+from core.experiments import parking, recipe
+from core.results import packs
+from core.results import store as st
+
+
+def _argv(store) -> list[str]:
+    """criterion_argv's sweep with two jobs: one per parameterization."""
+    argv = criterion_argv(store, 60, "1e-3,1e-2")
+    return [*argv[: argv.index("--attention") + 1], "standard,mqa", *argv[argv.index("--attention") + 2 :]]
+
+
+LINE = "python -m core " + " ".join(_argv("data"))
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory):
+    """The line run straight through in one scratch store, recording its command. Read only."""
+    store = tmp_path_factory.mktemp("park") / "straight"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys, "argv", ["core", *_argv(store)])
+        assert main(_argv(store)) == 0
+    return store
+
+
+def _job(attention: str):
+    return next(job for job in line_jobs(LINE) if job.model.attention == attention)
+
+
+def _cut_short(straight, to):
+    """A copy of the straight store as a session's end leaves it: mqa's job unfinished (none of its runs stored)."""
+    shutil.copytree(straight, to)
+    for rid in _job("mqa").run_ids().values():
+        st.run_path(to, rid).unlink()
+    return to
+
+
+def test_a_parked_line_finished_on_a_fresh_machine_lands_the_runs_of_the_line_run_straight(
+    straight, tmp_path, monkeypatch, capsys
+):
+    data = tmp_path / "data"
+    cut = _cut_short(straight, tmp_path / "session1")
+    assert main(["park", LINE, "--from", str(cut), "--store", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "parked 4 runs and 1 sweep records" in out and "1 of the line's 2 jobs are finished" in out
+    where = parking.folder(data, LINE)
+    assert set(packs.packed(where)) == set(_job("standard").run_ids().values())
+    assert st.load_runs(data).empty  # no reader of the store opens the parked folder
+    fresh = tmp_path / "session2"  # a fresh machine: no scratch store, only what the repository holds
+    todo_line = LINE.replace("--store data", f"--store {fresh}")  # as todo --into prints it: the same line
+    assert main(["park", todo_line, "--into", str(fresh), "--store", str(data)]) == 0
+    assert "wrote 4 parked runs and 1 sweep records" in capsys.readouterr().out
+    assert main(["park", LINE, "--into", str(fresh), "--store", str(data)]) == 0
+    assert "wrote 0 parked runs and 0 sweep records" in capsys.readouterr().out  # twice: nothing new
+    main(_argv(fresh) + ["--dry-run"])
+    assert "would train 4 of 8 members" in capsys.readouterr().out  # only mqa's job is left
+    monkeypatch.setattr(sys, "argv", ["core", *_argv(fresh)])  # the command its record holds
+    monkeypatch.setattr(st, "sweep_record_name", lambda: "sweep-session2")  # not the first's, within one second
+    assert main(_argv(fresh)) == 0
+    assert curves(fresh) == curves(straight)  # the same runs, evaluation for evaluation
+    monkeypatch.setattr(recipe, "CRITERION_SWEEPS", (*recipe.CRITERION_SWEEPS, LINE))
+    assert main(["land", LINE, "--from", str(fresh), "--store", str(data)]) == 0
+    assert "deleted the line's parked runs" in capsys.readouterr().out
+    assert not (data / parking.PARKED).exists() and curves(data) == curves(straight)
+    assert len(list((data / "bench").glob("sweep-*.parquet"))) == 2  # both sessions' records: compute counted
+
+
+def test_parking_never_holds_an_unfinished_job_and_adds_only_what_is_new(straight, tmp_path, capsys):
+    data, cut = tmp_path / "data", _cut_short(straight, tmp_path / "cut")
+    st.run_path(cut, sorted(_job("standard").run_ids().values())[0]).unlink()  # no job finished
+    assert main(["park", LINE, "--from", str(cut), "--store", str(data)]) == 0
+    assert "parked 0 runs" in capsys.readouterr().out and not packs.packed(parking.folder(data, LINE))
+    assert main(["park", LINE, "--from", str(straight), "--store", str(data)]) == 0
+    assert "2 of the line's 2 jobs are finished" in capsys.readouterr().out
+    assert main(["park", LINE, "--from", str(straight), "--store", str(data)]) == 0
+    assert "parked 0 runs and 0 sweep records" in capsys.readouterr().out
+
+
+def test_a_line_that_is_no_sweep_is_a_one_line_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["park", "python -m core summary --store data", "--into", str(tmp_path / "s")])
+    assert exit_.value.code == 2 and "line: must be a sweep command" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
