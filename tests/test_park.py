@@ -93,3 +93,26 @@ def test_a_line_that_is_no_sweep_is_a_one_line_error(tmp_path, capsys):
         main(["park", "python -m core summary --store data", "--into", str(tmp_path / "s")])
     assert exit_.value.code == 2 and "line: must be a sweep command" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()
+
+
+def test_a_parked_runs_curve_is_thinned_as_index_slim_thins_data(straight, tmp_path):
+    """A long run's curve goes into the parked pack at the steps `index --slim` keeps (runfile.thin_curve), its
+    metadata as it was: a parked job takes a few kB a run, and lands as it would have after slimming."""
+    import json
+
+    import pandas as pd
+
+    from core.results import runfile as rf
+
+    rid = sorted(_job("standard").run_ids().values())[0]
+    meta = rf.read_run_meta(st.run_path(straight, rid))
+    steps = range(10, 4010, 10)  # 400 evaluations every 10 steps
+    long = pd.DataFrame({"step": [s for s in steps for _ in (0, 1)], "metric": ["val_loss", "val_acc"] * len(steps)})
+    long["value"] = [v for s in steps for v in (1 / s, min(1.0, s / 5000))]
+    long.insert(0, "run_id", rid)
+    scratch = tmp_path / "scratch"
+    rf.write_run_table(st.run_path(scratch, rid), long, meta)
+    (row,) = parking._table(scratch, [rid]).to_pylist()
+    kept = rf.thin_curve(long, 10, [(meta.get("final") or {}).get("solve_step")])
+    assert set(zip(row["step"], row["metric"])) == set(zip(kept.step, kept.metric)) and len(kept) < len(long) / 4
+    assert json.loads(row["meta"]) == meta

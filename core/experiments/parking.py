@@ -5,11 +5,12 @@ to outlast the session.
 A job's runs are stored together when its ensemble ends (core.experiments.run_job), so a job whose every member
 the scratch store holds is finished. `park` copies those jobs' runs as one pack, with the records of the sweeps
 that ran the line, into STORE/parked/<key>/ (key: of the line as lines are matched), which no reader of the store
-opens. `unpark` writes them back into a scratch store as loose run files, as the sweep wrote them, so the line's
-rerun there counts them as stored and trains only its unfinished jobs, from step 0 or from a checkpoint the
-scratch store still holds; `land` then copies the whole line into the store and deletes its parked folder.
-Parked runs are the line's own runs, byte for byte; what parking loses is each unfinished job's progress and the
-finished runs' end states (a later raise of them trains from step 0, as from any store but the one that ran them).
+opens. `unpark` writes them back into a scratch store as loose run files, so the line's rerun there counts them
+as stored and trains only its unfinished jobs, from step 0 or from a checkpoint the scratch store still holds;
+`land` then copies the whole line into the store and deletes its parked folder. Parked runs are the line's own
+runs, their curves thinned as data/'s are (`index --slim`); what parking loses is each unfinished job's progress
+and the finished runs' end states (a later raise of them trains from step 0, as from any store but the one that
+ran them).
 """
 
 import shutil
@@ -90,8 +91,15 @@ def clear(store, line: str) -> bool:
 
 
 def _table(scratch, ids: list[str]):
-    """A pack of these runs of `scratch`, loose or packed there."""
+    """A pack of these runs of `scratch` (loose or packed there), their curves thinned as `index --slim` thins
+    data/'s (runfile.slim: the same steps whatever is thinned first), so a parked job takes a few kB a run."""
     loose = [rid for rid in ids if rf.run_path(scratch, rid).exists()]
     with tempfile.TemporaryDirectory() as tmp:
         packs.unpack(scratch, tmp, [rid for rid in ids if rid not in loose])
-        return packs.build([rf.run_path(scratch, rid) for rid in loose] + list(Path(tmp, "runs").glob("*.parquet")))
+        Path(tmp, "runs").mkdir(exist_ok=True)
+        for rid in loose:
+            shutil.copy2(rf.run_path(scratch, rid), rf.run_path(tmp, rid))
+        paths = [rf.run_path(tmp, rid) for rid in ids]
+        for path in paths:
+            rf.slim(path, run=True)
+        return packs.build(paths)
