@@ -116,3 +116,13 @@ def test_a_parked_runs_curve_is_thinned_as_index_slim_thins_data(straight, tmp_p
     kept = rf.thin_curve(long, 10, [(meta.get("final") or {}).get("solve_step")])
     assert set(zip(row["step"], row["metric"])) == set(zip(kept.step, kept.metric)) and len(kept) < len(long) / 4
     assert json.loads(row["meta"]) == meta
+
+
+def test_reproduce_states_what_the_parked_lines_take_of_the_stores_room(straight, tmp_path):
+    from core.report.reproduce import _size_sentence
+
+    data = tmp_path / "data"
+    shutil.copytree(straight / "runs", data / "runs")
+    assert "parked" not in _size_sentence(data)
+    assert main(["park", LINE, "--from", str(straight), "--store", str(data)]) == 0
+    assert "are the finished jobs of 1 unfinished line(s) parked in `data/parked/`" in _size_sentence(data)

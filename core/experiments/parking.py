@@ -26,7 +26,7 @@ from .landing import copy_new, record_command
 from .lines import line_key
 from .run_job import Job
 
-PARKED = "parked"
+PARKED = st.PARKED
 
 
 @dataclass(frozen=True)

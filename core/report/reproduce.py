@@ -43,6 +43,19 @@ def _per_run(store: Path) -> float:
     return _pack_bytes(store) / 1e3 / len(ids) if ids else 0.0
 
 
+def _parked(store: Path) -> str:
+    """' ' plus what the lines parked between sessions take (core.experiments.parking), or '' where none is."""
+    folder = Path(store, st.PARKED)
+    if not folder.is_dir():
+        return ""
+    disk = sz.size(folder)[1]
+    lines = sum(1 for p in folder.iterdir() if p.is_dir())
+    return (
+        f" Of that, {disk / 1e6:.2f} MB are the finished jobs of {lines} unfinished line(s) parked in `data/parked/` "
+        "between sessions (`python -m core park`; no page reads them, and `land` deletes them with the line)."
+    )
+
+
 def _size_sentence(store: Path) -> str:
     """What the store takes against its limit (core.results.size), as the rest of a sentence."""
     files, disk = sz.size(store)
@@ -51,7 +64,8 @@ def _size_sentence(store: Path) -> str:
     return (
         f", {files / 1e6:.2f} MB of files and {disk / 1e6:.2f} MB on disk in {sz.BLOCK // 1024} KiB blocks, {within} "
         f"{sz.LIMIT / 1e6:.0f} MB on both (tests/test_bundled.py). Its runs are packed ({packed / 1e6:.2f} MB in "
-        f"`data/packs/`, core.results.packs): a run's own file, however slim, would fill a whole block. That leaves "
+        f"`data/packs/`, core.results.packs): a run's own file, however slim, would fill a whole block."
+        f"{_parked(store)} That leaves "
         f"{max(0, sz.LIMIT - disk) / 1e6:.2f} MB on disk, less the runs index (a cache a clone rebuilds, left out of "
         "these numbers; the limit counts it), and `land` refuses a line past it."
     )

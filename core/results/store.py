@@ -80,6 +80,7 @@ def run_problem(store, run_id: str) -> str | None:
 
 
 UNREADABLE = "unreadable"  # STORE/unreadable/: run files a resumed sweep could not read, kept, never deleted
+PARKED = "parked"  # a long line's finished jobs between sessions (core.experiments.parking); no reader opens it
 
 
 def stored_whole(store, run_id: str) -> bool:
