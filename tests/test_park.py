@@ -7,7 +7,7 @@ import shutil
 import sys
 
 import pytest
-from tiny import criterion_argv, curves
+from tiny import close, criterion_argv, curves
 
 from core.cli import main
 from core.cli.land import line_jobs
@@ -54,7 +54,7 @@ def test_a_parked_line_finished_on_a_fresh_machine_lands_the_runs_of_the_line_ru
     cut = _cut_short(straight, tmp_path / "session1")
     assert main(["park", LINE, "--from", str(cut), "--store", str(data)]) == 0
     out = capsys.readouterr().out
-    assert "parked 4 runs and 1 sweep records" in out and "1 of the line's 2 jobs are finished" in out
+    assert "parked 4 runs and 1 sweep records" in out and "4 of the line's 8 members, 1 of its 2 jobs whole" in out
     where = parking.folder(data, LINE)
     assert set(packs.packed(where)) == set(_job("standard").run_ids().values())
     assert st.load_runs(data).empty  # no reader of the store opens the parked folder
@@ -77,15 +77,79 @@ def test_a_parked_line_finished_on_a_fresh_machine_lands_the_runs_of_the_line_ru
     assert len(list((data / "bench").glob("sweep-*.parquet"))) == 2  # both sessions' records: compute counted
 
 
-def test_parking_never_holds_an_unfinished_job_and_adds_only_what_is_new(straight, tmp_path, capsys):
+def test_parking_holds_every_stored_run_of_the_line_and_adds_only_what_is_new(straight, tmp_path, capsys):
     data, cut = tmp_path / "data", _cut_short(straight, tmp_path / "cut")
-    st.run_path(cut, sorted(_job("standard").run_ids().values())[0]).unlink()  # no job finished
+    st.run_path(cut, sorted(_job("standard").run_ids().values())[0]).unlink()  # no job whole
     assert main(["park", LINE, "--from", str(cut), "--store", str(data)]) == 0
-    assert "parked 0 runs" in capsys.readouterr().out and not packs.packed(parking.folder(data, LINE))
+    assert "parked 3 runs and 1 sweep records" in capsys.readouterr().out
+    assert set(packs.packed(parking.folder(data, LINE))) < set(_job("standard").run_ids().values())
     assert main(["park", LINE, "--from", str(straight), "--store", str(data)]) == 0
-    assert "2 of the line's 2 jobs are finished" in capsys.readouterr().out
+    assert "8 of the line's 8 members, 2 of its 2 jobs whole" in capsys.readouterr().out
     assert main(["park", LINE, "--from", str(straight), "--store", str(data)]) == 0
     assert "parked 0 runs and 0 sweep records" in capsys.readouterr().out
+
+
+def test_a_run_the_store_holds_already_is_not_parked(straight, tmp_path, capsys):
+    data = tmp_path / "data"
+    shutil.copytree(straight / "runs", data / "runs")
+    assert main(["park", LINE, "--from", str(straight), "--store", str(data)]) == 0
+    assert "parked 0 runs and 1 sweep records" in capsys.readouterr().out
+
+
+def test_a_line_run_in_parts_over_sessions_lands_the_runs_of_the_line_run_straight(
+    straight, tmp_path, monkeypatch, capsys
+):
+    """`sweep --part K/N` trains each job's lrs K, K+N, ... with every seed: two sessions of one part each, parked
+    between, hold the line's runs, and its records count as the line's. The part trained apart from the other lr
+    trains each run at least as far as the line run straight (an lr it would stop as hopeless goes on)."""
+    from core.experiments.lines import line_key
+
+    data = tmp_path / "data"
+    for k, session in ((1, "session1"), (2, "session2")):
+        scratch = tmp_path / session
+        assert main(["park", LINE, "--into", str(scratch), "--store", str(data)]) == 0
+        argv = [*_argv(scratch), "--part", f"{k}/2"]
+        monkeypatch.setattr(sys, "argv", ["core", *argv])
+        monkeypatch.setattr(st, "sweep_record_name", lambda session=session: f"sweep-{session}")
+        assert main(argv) == 0
+        assert main(["park", LINE, "--from", str(scratch), "--store", str(data)]) == 0
+        if k == 1:  # lr 1e-3 of each job, every seed
+            assert "4 of the line's 8 members, 0 of its 2 jobs whole" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "8 of the line's 8 members, 2 of its 2 jobs whole" in out and line_key(
+        "python -m core " + " ".join(argv)
+    ) == line_key(LINE)
+    assert "would train 0 of 8 members" in _dry_run(scratch, capsys)
+    whole, parts = curves(straight), curves(scratch)
+    assert whole.keys() == parts.keys()
+    for key, (stop, solve, curve) in whole.items():  # the same run, as far as the line trained it
+        assert _prefix(parts[key][2], curve) and (stop == "pruned" or parts[key][:2] == (stop, solve))
+    monkeypatch.setattr(recipe, "CRITERION_SWEEPS", (*recipe.CRITERION_SWEEPS, LINE))
+    assert main(["land", LINE, "--from", str(scratch), "--store", str(data)]) == 0
+    assert len(list((data / "bench").glob("sweep-*.parquet"))) == 2  # both parts' records: compute counted
+
+
+def _dry_run(store, capsys) -> str:
+    capsys.readouterr()
+    main([*_argv(store), "--dry-run"])
+    return capsys.readouterr().out
+
+
+def _prefix(longer, curve) -> bool:
+    """`curve`'s evaluations are `longer`'s at the same steps, to rounding."""
+    at = {(m, s): v for m, s, v in longer}
+    return all((m, s) in at for m, s, _ in curve) and close([at[(m, s)] for m, s, _ in curve], [v for *_, v in curve])
+
+
+@pytest.mark.parametrize(
+    ("part", "message"),
+    [("3/2", "--part: must be K/N with 1 <= K <= N"), ("x", "--part: must be K/N"), ("1/3", "at most the 2 learning")],
+)
+def test_a_part_out_of_range_is_a_one_line_error(tmp_path, capsys, part, message):
+    with pytest.raises(SystemExit) as exit_:
+        main([*_argv(tmp_path / "s"), "--part", part])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
 
 
 def test_a_line_that_is_no_sweep_is_a_one_line_error(tmp_path, capsys):
@@ -125,4 +189,4 @@ def test_reproduce_states_what_the_parked_lines_take_of_the_stores_room(straight
     shutil.copytree(straight / "runs", data / "runs")
     assert "parked" not in _size_sentence(data)
     assert main(["park", LINE, "--from", str(straight), "--store", str(data)]) == 0
-    assert "are the finished jobs of 1 unfinished line(s) parked in `data/parked/`" in _size_sentence(data)
+    assert "are the stored runs of 1 unfinished line(s) parked in `data/parked/`" in _size_sentence(data)

@@ -280,7 +280,7 @@ def test_todo_writes_a_lines_parked_jobs_back_into_the_scratch_store_before_the_
     monkeypatch.setattr(todo.st, "load_runs", lambda store: runs)
     (want,) = pending(runs).line
     parking.folder(tmp_path, want).mkdir(parents=True)
-    monkeypatch.setattr(parking, "parked", lambda store, line, jobs: jobs[:1])
+    monkeypatch.setattr(parking, "parked_share", lambda store, line, jobs: {jobs[0].model.attention: 0.4})
     assert main(["todo", "--store", str(tmp_path), "--into", "/tmp/scratch"]) == 0
     park, sweep = capsys.readouterr().out.splitlines()
     assert shlex.split(park) == [
@@ -297,4 +297,15 @@ def test_todo_writes_a_lines_parked_jobs_back_into_the_scratch_store_before_the_
     assert "--store /tmp/scratch " in sweep
     assert main(["todo", "--store", str(tmp_path)]) == 0
     out, err = capsys.readouterr()
-    assert out.splitlines() == [want] and "1 jobs of this line are parked in" in err
+    assert out.splitlines() == [want] and "runs of 1 jobs of this line are parked in" in err
+
+
+def test_todo_hours_says_in_how_many_parts_a_job_over_the_hours_fits(monkeypatch):
+    """A job over H hours: the --part K/N that splits its lrs into parts of about H each, or, past one lr a part,
+    how long one lr takes."""
+    from core.cli import todo
+    from core.cli.land import line_jobs
+
+    (job,) = line_jobs("python -m core sweep --task reverse --attention standard --lr 1e-4,3e-4,1e-3,3e-3,1e-2")
+    assert "sweep --part K/3: 2.4 h each" in todo._parts(job, 7.3, 2.5)
+    assert "over 2 h even one lr at a time: 4.0 h" in todo._parts(job, 20.0, 2.0)

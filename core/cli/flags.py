@@ -72,6 +72,21 @@ def bounded_int(flag: str, most: int, least: int = 1):
     return parse
 
 
+def part(text: str) -> tuple[int, int]:
+    """`--part K/N`: the K-th of N parts, 1 <= K <= N."""
+    k, _, n = text.partition("/")
+    try:
+        k, n = int(k), int(n)
+    except ValueError:
+        k = n = 0
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"must be K/N with 1 <= K <= N (2/5, say), got {text!r}")
+    return k, n
+
+
+part.__name__ = "part"
+
+
 def positive_float(flag: str):
     def parse(text: str) -> float:
         try:

@@ -1,6 +1,6 @@
 """`python -m core land`: copy a finished recipe line's runs and sweep records from the scratch store that
 trained it into the store the pages read (core.experiments.landing), the step between a line's sweep and the
-after-sweeps commands (docs/reproduce.md). `python -m core park`: keep an unfinished line's finished jobs in the
+after-sweeps commands (docs/reproduce.md). `python -m core park`: keep an unfinished line's stored runs in the
 store between sessions, and write them back into a scratch store (core.experiments.parking)."""
 
 import sys
@@ -35,11 +35,11 @@ def add_land(sub):
 def add_park(sub):
     p = sub.add_parser(
         "park",
-        help="keep a line's finished jobs in the store between sessions, or write them back into a scratch store",
+        help="keep a line's stored runs in the store between sessions, or write them back into a scratch store",
     )
     p.add_argument("line", help="the sweep command of a line (todo's, with any --store)")
     where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--from", dest="scratch", type=read_store, help="park the finished jobs of this scratch store")
+    where.add_argument("--from", dest="scratch", type=read_store, help="park the line's runs this scratch store holds")
     where.add_argument("--into", type=store_dir, help="write the line's parked runs and records into this store")
     p.add_argument("--store", type=store_dir, default="data", help="the store that parks them (default data/)")
     p.set_defaults(func=cmd_park)
@@ -99,8 +99,9 @@ def cmd_park(args, parser):
         parser.error(f"--from: no runs in {args.scratch!r}")
     done = parking.park(args.scratch, args.store, args.line, jobs)
     print(
-        f"parked {done.runs} runs and {done.records} sweep records in {where}: {done.jobs} of the line's {done.of} "
-        f"jobs are finished there; on a fresh machine, park --into SCRATCH, then the line into SCRATCH"
+        f"parked {done.runs} runs and {done.records} sweep records in {where}: {done.members} of the line's "
+        f"{done.planned} members, {done.jobs} of its {done.of} jobs whole; on a fresh machine, park --into SCRATCH, "
+        "then the line (or its next --part) into SCRATCH"
     )
 
 

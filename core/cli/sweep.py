@@ -21,6 +21,7 @@ from .flags import (
     flag_error,
     lr_list,
     names,
+    part,
     ray_address,
     read_store,
 )
@@ -119,6 +120,14 @@ def add_sweep(sub):
         "stopped before it, or at this cap (more seeds): the same run, stored here again, not trained (its end "
         "state is not needed)",
     )
+    p.add_argument(
+        "--part",
+        type=part,
+        default=None,
+        metavar="K/N",
+        help="train only the K-th of N parts of each job: its lrs K, K+N, ... of --lr, every seed (a job longer "
+        "than a session, parked part by part: docs/cli.md); its record counts as the line's",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--dry-run",
@@ -157,6 +166,11 @@ def cmd_sweep(args, parser):
     from ..experiments.workers import default_workers, keep_freed_memory, threads_per_worker
 
     jobs = [replace(job, carry_from=args.carry_from) for job in plan_jobs(args, parser)]
+    if args.part:
+        k, n = args.part
+        if n > len(args.lr or [None]):
+            parser.error(f"--part: N must be at most the {len(args.lr or [None])} learning rates of --lr, got {n}")
+        jobs = [job.part(k, n) for job in jobs]
     warning = planned_left_behind(args.store, jobs)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)

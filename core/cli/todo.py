@@ -2,9 +2,10 @@
 run, core.report.pending), one runnable line each, for a shell loop.
 `--at-most N` keeps the lines a time-boxed machine can finish: its measured member-steps a minute times its minutes;
 `--hours H` keeps those this machine can finish in H hours, timing each job's steps here (with `--into`, the steps
-left in that scratch store). A line with jobs parked in the store (core.experiments.parking) counts them as done, and
+left in that scratch store). A line with runs parked in the store (core.experiments.parking) counts them as done, and
 with `--into` is preceded by the `park --into` line that writes them back there."""
 
+import math
 import re
 import shlex
 import sys
@@ -72,28 +73,32 @@ def cmd_todo(args, parser):
     for row in pending(runs).itertuples():
         if args.at_most is not None and row.from_zero > args.at_most:
             continue
-        held = parked_names(args.store, row.line)
-        job_steps = {name: 0 if name in held else n for name, n in zip(row.trained, row.job_steps)}
+        held = parked_share(args.store, row.line)
+        job_steps = {name: round(n * (1 - held.get(name, 0))) for name, n in zip(row.trained, row.job_steps)}
         carry = args.store if args.into else None  # the stopped members its store holds
         if args.hours is not None and args.into:
             job_steps = left_in(args.into, row.line, job_steps, carry)
         if args.hours is not None and hours_here(row.line, job_steps, args.cores, args.hours) > args.hours:
             continue
-        if held and args.into:  # first write the parked jobs back, so the sweep skips them
+        if held and args.into:  # first write the parked runs back, so the sweep skips them
             print(f"python -m core park {shlex.quote(row.line)} --into {_quoted(args.into)}{_store(args.store)}")
         elif held:
-            print(f"# {len(held)} jobs of this line are parked in {args.store}: park --into SCRATCH", file=sys.stderr)
+            print(
+                f"# runs of {len(held)} jobs of this line are parked in {args.store}: park --into SCRATCH",
+                file=sys.stderr,
+            )
         print(for_store(row.line, args.into, args.device, args.workers, carry), flush=True)
 
 
-def parked_names(store: str, line: str) -> set[str]:
-    """The parameterizations whose jobs of the line `store` has parked (core.experiments.parking)."""
+def parked_share(store: str, line: str) -> dict[str, float]:
+    """{parameterization: the share of its job's members of the line that `store` has parked}, where any
+    (core.experiments.parking): a job's member-steps here are the rest's, members of a job costing alike."""
     from ..experiments import parking
     from .land import line_jobs
 
     if not parking.folder(store, line).is_dir():
-        return set()
-    return {job.model.attention for job in parking.parked(store, line, line_jobs(line))}
+        return {}
+    return parking.parked_share(store, line, line_jobs(line))
 
 
 def _store(store: str) -> str:
@@ -133,8 +138,17 @@ def hours_here(line: str, job_steps: dict, cores: int, limit: float) -> float:
     for job, steps in sorted(jobs, key=lambda pair: pair[1], reverse=True):
         hours.append(steps and steps * member_step_seconds(job, "cpu") / 3600)  # a job all carried: none to time
         if hours[-1] > limit:
-            print(f"# over {limit:g} h: {job.model.attention}'s job alone {hours[-1]:.1f} h: {line}", file=sys.stderr)
+            alone = f"{job.model.attention}'s job alone {hours[-1]:.1f} h{_parts(job, hours[-1], limit)}"
+            print(f"# over {limit:g} h: {alone}: {line}", file=sys.stderr)
             return hours[-1]
     took = wall_hours(hours, cores)
     print(f"# {took:.1f} h on {cores} cores (longest job {max(hours):.1f} h): {line}", file=sys.stderr, flush=True)
     return took
+
+
+def _parts(job, hours: float, limit: float) -> str:
+    """How a job over `limit` hours fits: in parts of its lrs (sweep --part K/N), each parked when it is done."""
+    n, lrs = math.ceil(hours / limit), len(job.lrs or (job.train.lr,))
+    if n > lrs:
+        return f" (over {limit:g} h even one lr at a time: {hours / lrs:.1f} h)"
+    return f" (in parts, sweep --part K/{n}: {hours / n:.1f} h each where its lrs cost alike; park each when done)"

@@ -1,16 +1,17 @@
 """Parking a line between sessions: a recipe line longer than a session (docs/reproduce.md's Still to run) keeps
-the jobs it has finished in the repository, where a fresh machine finds them, since its scratch store is not sure
+the runs it has finished in the repository, where a fresh machine finds them, since its scratch store is not sure
 to outlast the session.
 
-A job's runs are stored together when its ensemble ends (core.experiments.run_job), so a job whose every member
-the scratch store holds is finished. `park` copies those jobs' runs as one pack, with the records of the sweeps
-that ran the line, into STORE/parked/<key>/ (key: of the line as lines are matched), which no reader of the store
-opens. `unpark` writes them back into a scratch store as loose run files, so the line's rerun there counts them
-as stored and trains only its unfinished jobs, from step 0 or from a checkpoint the scratch store still holds;
-`land` then copies the whole line into the store and deletes its parked folder. Parked runs are the line's own
-runs, their curves thinned as data/'s are (`index --slim`); what parking loses is each unfinished job's progress
-and the finished runs' end states (a later raise of them trains from step 0, as from any store but the one that
-ran them).
+A job's runs are stored together when its ensemble ends (core.experiments.run_job), and a part of a job (`sweep
+--part K/N`: some of its lrs, every seed) is an ensemble of its own, so a job longer than a session can still be
+parked part by part. `park` copies the line's runs the scratch store holds and the store does not, as one pack, with
+the records of the sweeps that ran the line (its parts' included), into STORE/parked/<key>/ (key: of the line as
+lines are matched), which no reader of the store opens. `unpark` writes them back into a scratch store as loose run
+files, so the line's rerun there counts them as stored and trains only what is left, from step 0 or from a
+checkpoint the scratch store still holds; `land` then copies the whole line into the store and deletes its parked
+folder. Parked runs are the line's own runs, their curves thinned as data/'s are (`index --slim`); what parking
+loses is the progress of each training not yet stored and the stored runs' end states (a later raise of them trains
+from step 0, as from any store but the one that ran them).
 """
 
 import shutil
@@ -35,6 +36,8 @@ class Parked:
     of: int  # jobs the line plans
     runs: int  # runs copied this time
     records: int  # sweep records copied this time
+    members: int  # the line's members parked (all of them now)
+    planned: int  # members the line plans
 
 
 def folder(store, line: str) -> Path:
@@ -47,25 +50,30 @@ def finished(scratch, jobs: list[Job]) -> list[Job]:
     return [job for job in jobs if all(st.has_run(scratch, rid) for rid in job.run_ids().values())]
 
 
-def parked(store, line: str, jobs: list[Job]) -> list[Job]:
-    """The line's jobs `store` has parked whole."""
+def parked_share(store, line: str, jobs: list[Job]) -> dict[str, float]:
+    """{parameterization: the share of its job's members `store` has parked} for the line's jobs with any parked."""
     where = folder(store, line)
-    return finished(where, jobs) if where.is_dir() else []
+    held = set(packs.packed(where)) if where.is_dir() else set()
+    shares = {job.model.attention: sum(r in held for r in job.run_ids().values()) / len(job.members) for job in jobs}
+    return {name: share for name, share in shares.items() if share}
 
 
 def park(scratch, store, line: str, jobs: list[Job]) -> Parked:
-    """Copy the runs of the line's finished jobs in `scratch`, and the records of the sweeps that ran it, into
-    `store`'s parked folder of the line; what it holds already stays as it is."""
+    """Copy the line's runs that `scratch` holds and `store` does not (whole jobs, or the parts of jobs that `sweep
+    --part` stored), and the records of the sweeps that ran it, into `store`'s parked folder of the line; what that
+    holds already stays as it is."""
     dest = folder(store, line)
-    ids = sorted({rid for job in finished(scratch, jobs) for rid in job.run_ids().values()})
-    new = [rid for rid in ids if not st.has_run(dest, rid)]
+    ids = sorted({rid for job in jobs for rid in job.run_ids().values() if st.has_run(scratch, rid)})
+    new = [rid for rid in ids if not st.has_run(dest, rid) and not st.has_run(store, rid)]
     if new:
         packs.write(dest, _table(scratch, new))
     records = [p for p in sorted(Path(scratch, "bench").glob("sweep-*.parquet")) if record_command(p) == line_key(line)]
     n_records = sum(copy_new(p, dest / "bench" / p.name) for p in records)
     if new or n_records:
         rf.atomic_write(dest / "line.txt", lambda tmp: Path(tmp).write_text(line + "\n"))
-    return Parked(len(finished(dest, jobs)), len(jobs), len(new), n_records)
+    ids = [rid for job in jobs for rid in job.run_ids().values()]
+    held = set(packs.packed(dest))
+    return Parked(len(finished(dest, jobs)), len(jobs), len(new), n_records, sum(r in held for r in ids), len(ids))
 
 
 def unpark(store, scratch, line: str) -> tuple[int, int]:

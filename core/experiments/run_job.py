@@ -33,6 +33,13 @@ class Job:
     def members(self) -> list[Member]:
         return [(lr, s) for lr in (self.lrs or (self.train.lr,)) for s in self.seeds]
 
+    def part(self, k: int, n: int) -> "Job":
+        """The k-th of n parts of the job (sweep --part K/N): its lrs lrs[k-1::n], each with every seed. Parts by
+        lr, not by seed: an lr is chosen on all of its cell's seeds, and stops as hopeless only against an lr that
+        finished in its own training, so a part trains each run at least as far as the whole job would (an lr the
+        whole job stops as hopeless goes on, and still cannot be chosen) and the lr chosen is the same."""
+        return replace(self, lrs=(self.lrs or (self.train.lr,))[k - 1 :: n])
+
     def train_at(self, lr: float) -> TrainConfig:
         return replace(self.train, lr=lr)
 

@@ -188,10 +188,10 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         "run: neither the schedule nor its stop depends on the cap) and trains only the censored and new ones "
         "(`core.report.pending.job_steps`). A scratch store is not sure to outlast its session (one was gone at the "
         "next), so a line is best started where it can finish: `python -m core todo --hours H` times each job's "
-        "steps on the machine it runs on and keeps the lines that fit, and a longer line keeps the jobs it finished "
+        "steps on the machine it runs on and keeps the lines that fit, and a longer line keeps the runs it stored "
         'between sessions: after a SIGTERM, `python -m core park "<line>" --from SCRATCH` copies them into '
-        '`data/parked/` to commit, and `park "<line>" --into SCRATCH` writes them back on the next machine '
-        "(docs/cli.md). "
+        '`data/parked/` to commit, and `park "<line>" --into SCRATCH` writes them back on the next machine; a job '
+        "longer than a session runs a part of its lrs at a time (`sweep ... --part K/N`, every seed; docs/cli.md). "
         "`python -m core todo --into SCRATCH` prints these lines, one per line, for that "
         "store, with `--carry-from` the store it read (`--device cuda --workers 4` on a GPU). A finished "
         "line lands in `data/` in three steps: the line at the end of `RAISES` (core/experiments/raises.py, "

@@ -51,7 +51,7 @@ def _parked(store: Path) -> str:
     disk = sz.size(folder)[1]
     lines = sum(1 for p in folder.iterdir() if p.is_dir())
     return (
-        f" Of that, {disk / 1e6:.2f} MB are the finished jobs of {lines} unfinished line(s) parked in `data/parked/` "
+        f" Of that, {disk / 1e6:.2f} MB are the stored runs of {lines} unfinished line(s) parked in `data/parked/` "
         "between sessions (`python -m core park`; no page reads them, and `land` deletes them with the line)."
     )
 
