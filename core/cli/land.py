@@ -101,7 +101,8 @@ def cmd_park(args, parser):
     print(
         f"parked {done.runs} runs and {done.records} sweep records in {where}: {done.members} of the line's "
         f"{done.planned} members, {done.jobs} of its {done.of} jobs whole; on a fresh machine, park --into SCRATCH, "
-        "then the line (or its next --part) into SCRATCH"
+        "then the line (or its next --part) into SCRATCH; now `python -m core report --store "
+        f"{args.store}`: its size line counts parked runs"
     )
 
 
