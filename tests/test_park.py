@@ -83,7 +83,9 @@ def test_parking_holds_every_stored_run_of_the_line_and_adds_only_what_is_new(st
     assert main(["park", LINE, "--from", str(cut), "--store", str(data)]) == 0
     assert "parked 3 runs and 1 sweep records" in capsys.readouterr().out
     assert set(packs.packed(parking.folder(data, LINE))) < set(_job("standard").run_ids().values())
-    assert main(["park", LINE, "--from", str(straight), "--store", str(data)]) == 0
+    elsewhere = LINE.replace("--store data", f"--store {straight}")  # the same line, as another machine runs it
+    assert main(["park", elsewhere, "--from", str(straight), "--store", str(data)]) == 0
+    assert (parking.folder(data, LINE) / "line.txt").read_text() == LINE + "\n"  # the first park's text stays
     assert "8 of the line's 8 members, 2 of its 2 jobs whole" in capsys.readouterr().out
     assert main(["park", LINE, "--from", str(straight), "--store", str(data)]) == 0
     assert "parked 0 runs and 0 sweep records" in capsys.readouterr().out

@@ -69,7 +69,8 @@ def park(scratch, store, line: str, jobs: list[Job]) -> Parked:
         packs.write(dest, _table(scratch, new))
     records = [p for p in sorted(Path(scratch, "bench").glob("sweep-*.parquet")) if record_command(p) == line_key(line)]
     n_records = sum(copy_new(p, dest / "bench" / p.name) for p in records)
-    if new or n_records:
+    if (new or n_records) and not (dest / "line.txt").exists():
+        # the first park's text stays: a later one, of the same line from another machine, differs only in its paths
         rf.atomic_write(dest / "line.txt", lambda tmp: Path(tmp).write_text(line + "\n"))
     ids = [rid for job in jobs for rid in job.run_ids().values()]
     held = set(packs.packed(dest))
