@@ -5,7 +5,7 @@ They end CRITERION_SWEEPS (core/experiments/recipe.py); a new line goes at the e
 why it ran, before `python -m core land` copies its runs into data/.
 """
 
-from .recipe_parts import CRITERION_SCAN, DOWN, NO_IDENTITY, UP, extended, induction_scan
+from .recipe_parts import CRITERION_SCAN, DOWN, NO_IDENTITY, TEN_SEEDS, UP, capped, extended, induction_scan
 
 RAISES = (
     # grids whose end held a cell's best lr, one lr further that way for the whole point at its cap (docs/reproduce.md:
@@ -172,4 +172,13 @@ RAISES = (
     # theirs having stopped before 51,200; in two parts in one session (the first on a core each until tied_qkv's job
     # was done, stopped by SIGTERM after a checkpoint to give identity's job both cores), 75 min of sweeps
     f"{induction_scan(102400, DOWN)} --attention all --n-heads 2",
+    # associative recall at d_model 16 to 25,600 with ten seeds a cell (open at 12,800: bilinear 3 of its 3 censored
+    # seeds still improving, tied_qk 3 of 5, standard 2 of 8, tied_qkv 2 of 5, stacked 1 of 4, gqa 1 of 4, identity
+    # 1 of 5), and the grid one step up (3e-2) for the whole point, since tied_qkv's and identity's best lr there (1e-2)
+    # was the top: on this CPU in scratch stores with --carry-from data, which carried the members that had stopped
+    # before 12,800; the others trained from step 0 (data/ keeps no end states): tied_qkv's and identity's jobs first
+    # (their 100 members, all censored at 25,600), then the other six one lr at a time (--part K/5), over several
+    # sessions, each part's runs parked in data/parked/ between them (`park`); parts stopped by SIGTERM before a
+    # session's end wrote their records, and the members they had not finished trained again from step 0
+    f"{capped(TEN_SEEDS, 25600).replace('--lr grid', f'--lr {UP}')} --attention all --d-model 16",
 )
