@@ -180,5 +180,5 @@ RAISES = (
     # (their 100 members, all censored at 25,600), then the other six one lr at a time (--part K/5), over several
     # sessions, each part's runs parked in data/parked/ between them (`park`); parts stopped by SIGTERM before a
     # session's end wrote their records, and the members they had not finished trained again from step 0
-    f"{capped(TEN_SEEDS, 25600).replace('--lr grid', f'--lr {UP}')} --attention all --d-model 16",
+    f"{capped(TEN_SEEDS, 25600, UP)} --attention all --d-model 16",
 )

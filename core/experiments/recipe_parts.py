@@ -29,11 +29,12 @@ def extended(lrs: str, cap: int = 12800) -> str:
     return EXTENDED_SCAN.replace("--lr grid", f"--lr {lrs}").replace("12800", str(cap))
 
 
-def capped(scan: str, cap: int) -> str:
-    """A 6,400-step scan line (CRITERION_SCAN, TEN_SEEDS, INDUCTION_SCAN) at a raised cap."""
-    return scan.replace("--steps 6400", f"--steps {cap}")
+def capped(scan: str, cap: int, lrs: str = "grid") -> str:
+    """A 6,400-step scan line (CRITERION_SCAN, TEN_SEEDS, INDUCTION_SCAN) at a raised cap, over these lrs (a widened
+    grid) or the default grid."""
+    return scan.replace("--steps 6400", f"--steps {cap}").replace("--lr grid", f"--lr {lrs}")
 
 
 def induction_scan(cap: int, lrs: str = "grid") -> str:
     """INDUCTION_SCAN at this cap, over these lrs (a widened grid) or the default grid."""
-    return capped(INDUCTION_SCAN, cap).replace("--lr grid", f"--lr {lrs}")
+    return capped(INDUCTION_SCAN, cap, lrs)
