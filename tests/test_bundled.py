@@ -35,13 +35,15 @@ def _bundled(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_a_sweep_run_elsewhere_on_a_gpu_is_its_recipe_lines_sweep():
-    """--store, --device and --workers decide where runs train and are kept, not which runs: a run id holds none."""
+    """--store, --device, --workers and the other engine flags decide where, when and how runs train and are kept,
+    not which runs: a run id holds none."""
     line = CRITERION_SWEEPS[-1]
     gpu = (
         line.replace("--store data", "--store /tmp/gpu").replace(" --workers 2 --quiet", "")
         + " --device cuda --workers 4"
     )
     assert documented(gpu) == line and documented(line) == line
+    assert documented(gpu + " --part 2/5 --hours 2.5 --carry-from data") == line  # which part, by when, from where
     assert documented(re.sub(r"--seeds \d+", "--seeds 6", line)) not in CRITERION_SWEEPS
     here = gpu.replace(" --device cuda", "")  # parsed on a machine that may have no GPU
     assert [j.run_ids() for j in line_jobs(here)] == [j.run_ids() for j in line_jobs(line)]

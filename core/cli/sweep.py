@@ -1,6 +1,7 @@
 """`python -m core sweep`: its flags, the jobs they plan, and the run with its progress bar and report."""
 
 import sys
+import time
 from dataclasses import replace
 from functools import partial
 
@@ -22,6 +23,7 @@ from .flags import (
     lr_list,
     names,
     part,
+    positive_float,
     ray_address,
     read_store,
 )
@@ -128,6 +130,14 @@ def add_sweep(sub):
         help="train only the K-th of N parts of each job: its lrs K, K+N, ... of --lr, every seed (a job longer "
         "than a session, parked part by part: docs/cli.md); its record counts as the line's",
     )
+    p.add_argument(
+        "--hours",
+        type=positive_float("hours"),
+        default=None,
+        help="start no job that could run past this many hours from now (a machine lent for a session): each job, "
+        "as it starts, times a few of its steps here and, if its members to the cap would end later, is left for a "
+        "later sweep, named on stderr (exit status 75); the jobs that started end and are stored",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--dry-run",
@@ -150,6 +160,8 @@ def plan_jobs(args, parser) -> list:
     model_kw = {k: v for k, v in model_kw.items() if v is not None}
     if args.no_mlp:
         model_kw["mlp"] = False
+    if args.ray and args.hours:
+        parser.error("--hours: not with --ray (each node would time its own pace; a cluster outlives a session)")
     if args.ray and not available():
         parser.error(f"--ray: Ray is not installed; install it with: {INSTALL}")
     try:
@@ -232,6 +244,7 @@ def cmd_sweep(args, parser):
         workers=workers,
         ray=args.ray,
         on_stop=on_stop,
+        deadline=args.hours and time.time() + args.hours * 3600,
     )
     threads = workers * threads_per_worker(workers)  # all the sweep uses (1 worker: this process's)
     try:
@@ -259,3 +272,10 @@ def cmd_sweep(args, parser):
             file=sys.stderr,
         )
         sys.exit(1)
+    if counts["left"]:
+        print(
+            f"left for a later sweep (could end past --hours {args.hours:g}): {', '.join(counts['left'])}; "
+            "rerun the line to train them",
+            file=sys.stderr,
+        )
+        sys.exit(75)  # EX_TEMPFAIL: not done, try again later

@@ -12,9 +12,10 @@ from .recipe import CRITERION_SWEEPS
 
 def scan_command(command: str) -> str:
     """A recorded command as it is compared: its --store replaced by data (where its runs were copied), and the
-    engine's flags (--device, --workers, --ray, --carry-from, --part, --quiet) set aside: they decide where, how
-    many jobs at once, what is trained again, which part of the line trains now and how loudly, not which runs (a
-    run's id holds none of them), so a sweep run on a GPU, or a part of a line, stores its line's runs."""
+    engine's flags (--device, --workers, --ray, --carry-from, --part, --hours, --quiet) set aside: they decide where,
+    how many jobs at once, what is trained again, which part of the line trains now (and by when) and how loudly,
+    not which runs (a run's id holds none of them), so a sweep run on a GPU, or a part of a line, stores its line's
+    runs."""
     return _ENGINE.sub("", re.sub(r"--store \S+", "--store data", command))
 
 
@@ -78,6 +79,6 @@ def _step(lr: float, way: int) -> float:
     return float(f"{rungs[at + way]:.3g}")
 
 
-_ENGINE = re.compile(r" --(?:device|workers|ray|carry-from|part) \S+| --quiet\b")
+_ENGINE = re.compile(r" --(?:device|workers|ray|carry-from|part|hours) \S+| --quiet\b")
 _LINES = {line_key(c): c for c in CRITERION_SWEEPS}
 _ORDER = {c: i for i, c in enumerate(CRITERION_SWEEPS)}

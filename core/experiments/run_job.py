@@ -250,9 +250,19 @@ def store_results(store, job: Job, results, command=None) -> dict:
 
 
 def train_job(
-    store, job: Job, missing: list[Member], device=None, command=None, on_step=None, should_stop=None, on_stop=None
+    store,
+    job: Job,
+    missing: list[Member],
+    device=None,
+    command=None,
+    on_step=None,
+    should_stop=None,
+    on_stop=None,
+    deadline: float | None = None,
 ):
-    """Train the missing members of one job and store each run; None if stopped.
+    """Train the missing members of one job and store each run; None if stopped. With a deadline (seconds since
+    the epoch: `sweep --hours`), a job that could train past it trains nothing and comes back as {"left": [label]}
+    (core.experiments.deadline); its carried members are stored all the same.
 
     Under until="solved", a member whose shorter-capped run is recorded in the scratch folder is not trained
     anew: stopped before its old cap (solved, pruned, diverged), it is the same run and is stored again under
@@ -263,6 +273,11 @@ def train_job(
     copied = [replace(r, steps_from=r.steps_done) for r in done_before]  # no step of theirs is taken here
     stored = store_results(store, job, copied, command)["stored"] if copied else []
     counts = {"trained": 0, "diverged": 0, "carried": len(copied), "stored": stored}  # carried: stored, not trained
+    if deadline is not None:
+        from . import deadline as until
+
+        if until.past(job, by_start, deadline, device):
+            return counts | {"left": [until.label(job)]}
     for start, members in sorted(by_start.items(), reverse=True):  # go on from saved states first: cheaper
         resume = [prior[m]["result"].resume for m in members] if start else None
         settled = _settled(store, job, members) if criterion else ()

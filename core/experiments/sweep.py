@@ -126,12 +126,14 @@ def run(
     workers: int = 1,
     ray: str | None = None,
     on_stop: Callable[[str, int], None] | None = None,
+    deadline: float | None = None,
 ) -> dict:
     """Train what is missing. Returns counts: trained, skipped (already stored), longer (under until="solved": held
     at a higher cap, whose run holds this one's steps; core.results.superseded), claimed (being trained
     by another sweep right now), diverged, failed (jobs given up on), cancelled, stored (the ids of the runs it
     wrote), and under until="solved" carried (stopped before a shorter cap: stored again under this one, not
-    trained).
+    trained), and left (the jobs that would have trained past `deadline`, seconds since the epoch: `sweep --hours`;
+    core.experiments.deadline), whose claims are let go for a later sweep.
 
     A KeyboardInterrupt (Ctrl-C) cancels: the jobs in flight stop (their checkpoints stay, for a rerun to go on
     from) and the counts come back with cancelled set, as should_stop's do.
@@ -151,6 +153,7 @@ def run(
         "failed": [],
         "cancelled": False,
         "stored": [],
+        "left": [],
     }
     st.remove_stale_tmp(store)  # left by a sweep killed mid-write
     todo, held = [], []
@@ -173,16 +176,20 @@ def run(
             if workers > 1 or ray:
                 todo.append((job, mine))
                 continue
-            done = train_job(store, job, mine, device, command, on_step, should_stop, on_stop)
+            done = train_job(store, job, mine, device, command, on_step, should_stop, on_stop, deadline)
             if done is None:
                 counts["cancelled"] = True
                 break
+            if done.get("left"):  # another sweep with more time may take it now
+                for rid in [ids[m] for m in mine]:
+                    claims.release(store, rid)
+                    held.remove(rid)
             _add(counts, done)
         if todo:
             todo = longest_first(todo, _history(store, todo))
             finished: list[dict] = []  # each job's counts as it ends: a cancel still counts the jobs done before it
             try:
-                _engine(store, todo, device, command, workers, ray, on_step, on_stop, finished)
+                _engine(store, todo, device, command, workers, ray, on_step, on_stop, finished, deadline)
             finally:
                 for done in finished:
                     _add(counts, done)
@@ -245,7 +252,7 @@ def _compact_index(store) -> None:
         warnings.warn(f"could not compact the runs index of {store}: {_one_line(err)}", stacklevel=3)
 
 
-def _engine(store, todo, device, command, workers, ray, on_step, on_stop, out: list) -> None:
+def _engine(store, todo, device, command, workers, ray, on_step, on_stop, out: list, deadline=None) -> None:
     if ray:
         from .cluster import run_ray
 
@@ -253,7 +260,9 @@ def _engine(store, todo, device, command, workers, ray, on_step, on_stop, out: l
         return
     from .workers import run_parallel
 
-    run_parallel(store, todo, device, command, min(workers, len(todo)), on_step, on_stop=on_stop, out=out)
+    run_parallel(
+        store, todo, device, command, min(workers, len(todo)), on_step, on_stop=on_stop, out=out, deadline=deadline
+    )
 
 
 def summary_table(runs: pd.DataFrame) -> pd.DataFrame:

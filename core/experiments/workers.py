@@ -22,6 +22,7 @@ import signal
 import threading
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 from multiprocessing import forkserver
 
 _progress = None  # in a worker: the queue its step counts go to
@@ -113,7 +114,7 @@ def _exit_with_parent(cancel) -> None:
     os._exit(1)  # the sweep was killed or cancelled: stop too; runs in flight are lost, finished ones are stored
 
 
-def _train(store, index, job, missing, device, command) -> dict:
+def _train(store, index, job, missing, device, command, deadline=None) -> dict:
     from .run_job import train_job
 
     _progress.put(("start", index))
@@ -125,6 +126,7 @@ def _train(store, index, job, missing, device, command) -> dict:
         command,
         on_step=_progress.put,
         on_stop=lambda why, left: _progress.put(("stop", why, left)),
+        deadline=deadline,
     )
 
 
@@ -133,12 +135,24 @@ def _label(job) -> str:
 
 
 def run_parallel(
-    store, todo, device, command, workers: int, on_step=None, train=_train, on_stop=None, out: list | None = None
+    store,
+    todo,
+    device,
+    command,
+    workers: int,
+    on_step=None,
+    train=_train,
+    on_stop=None,
+    out: list | None = None,
+    deadline: float | None = None,
 ) -> list[dict]:
     """Train each (job, missing members) in `todo` on a pool of `workers` processes; returns their counts, each
     appended to `out` (when given) as its job ends, so a caller interrupted midway still has the finished ones.
     A job that a dying worker took down twice comes back as {"failed": [label]}. `train` is what a worker
-    runs for one job (a module-level function, as _train)."""
+    runs for one job (a module-level function, as _train); with a deadline, each job as it starts decides whether
+    it can end by then (`sweep --hours`)."""
+    if deadline is not None:
+        train = partial(train, deadline=deadline)
     ctx = start_context()
     threads = threads_per_worker(workers)
     started: set[int] = set()

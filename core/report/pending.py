@@ -191,7 +191,9 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
         "steps on the machine it runs on and keeps the lines that fit, and a longer line keeps the runs it stored "
         'between sessions: after a SIGTERM, `python -m core park "<line>" --from SCRATCH` copies them into '
         '`data/parked/` to commit, and `park "<line>" --into SCRATCH` writes them back on the next machine; a job '
-        "longer than a session runs a part of its lrs at a time (`sweep ... --part K/N`, every seed; docs/cli.md). "
+        "longer than a session runs a part of its lrs at a time (`sweep ... --part K/N`, every seed; docs/cli.md), "
+        "and `sweep ... --hours H` starts only the jobs that can end within H hours, leaving the others for the "
+        "next session (exit status 75), so no core spends a session's last hour on a job that a SIGTERM loses. "
         "`python -m core todo --into SCRATCH` prints these lines, one per line, for that "
         "store, with `--carry-from` the store it read (`--device cuda --workers 4` on a GPU). A finished "
         "line lands in `data/` in three steps: the line at the end of `RAISES` (core/experiments/raises.py, "
