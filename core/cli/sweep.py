@@ -217,7 +217,7 @@ def cmd_sweep(args, parser):
     def on_job(job, n_missing):
         missing[job] = n_missing
         if workers == 1 and not args.ray:
-            bar.set_postfix_str(f"{job.task.name}/{job.model.attention}")
+            bar.set_postfix_str(job.label)
         bar.update((len(job.members) - n_missing) * steps)  # stored already, or another sweep's
 
     members = {"training": 0, "solved": 0, "cap": 0, "pruned": 0, "diverged": 0}

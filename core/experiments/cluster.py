@@ -150,7 +150,7 @@ def _collect(store, todo, refs, progress, command, on_step, store_results, out: 
                 try:
                     results = ray.get(ref)
                 except ray.exceptions.RayError as err:
-                    out.append({"failed": [f"{job.task.name}/{job.model.attention} ({_reason(err)})"]})
+                    out.append({"failed": [f"{job.label} ({_reason(err)})"]})
                     continue
                 out.append(store_results(store, job, results, command))
     finally:

@@ -26,7 +26,3 @@ def past(job: Job, by_start: dict[int, list[Member]], deadline: float | None, de
     from ..benchmarks.pace import member_step_seconds
 
     return time.time() + steps * member_step_seconds(job, device) > deadline
-
-
-def label(job: Job) -> str:
-    return f"{job.task.name}/{job.model.attention}"

@@ -40,6 +40,11 @@ class Job:
         whole job stops as hopeless goes on, and still cannot be chosen) and the lr chosen is the same."""
         return replace(self, lrs=(self.lrs or (self.train.lr,))[k - 1 :: n])
 
+    @property
+    def label(self) -> str:
+        """task/attention: how progress, failures and left jobs name the job."""
+        return f"{self.task.name}/{self.model.attention}"
+
     def train_at(self, lr: float) -> TrainConfig:
         return replace(self.train, lr=lr)
 
@@ -277,7 +282,7 @@ def train_job(
         from . import deadline as until
 
         if until.past(job, by_start, deadline, device):
-            return counts | {"left": [until.label(job)]}
+            return counts | {"left": [job.label]}
     for start, members in sorted(by_start.items(), reverse=True):  # go on from saved states first: cheaper
         resume = [prior[m]["result"].resume for m in members] if start else None
         settled = _settled(store, job, members) if criterion else ()

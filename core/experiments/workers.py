@@ -130,10 +130,6 @@ def _train(store, index, job, missing, device, command, deadline=None) -> dict:
     )
 
 
-def _label(job) -> str:
-    return f"{job.task.name}/{job.model.attention}"
-
-
 def run_parallel(
     store,
     todo,
@@ -168,7 +164,7 @@ def run_parallel(
     while left or suspects:
         for i in suspects:  # in flight when a worker died: retried once, alone, so the culprit is certain
             if pool([i], 1):
-                out.append({"failed": [_label(todo[i][0])]})
+                out.append({"failed": [todo[i][0].label]})
         started.clear()
         left = pool(left, workers)
         suspects = [i for i in left if i in started]
