@@ -5,8 +5,7 @@ import time
 import pytest
 from tiny import sweep as tiny_sweep
 
-from core.benchmarks import pace
-from core.experiments import deadline, sweep
+from core.experiments import deadline, pace, sweep
 from core.results import claims
 from core.results import store as st
 from core.training.config import TrainConfig

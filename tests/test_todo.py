@@ -1,5 +1,5 @@
 """`python -m core todo`: docs/reproduce.md's Still to run lines, retargeted to a scratch store, kept by their
-member-steps (--at-most) or by their hours on this machine (--hours, timed by core.benchmarks.pace)."""
+member-steps (--at-most) or by their hours on this machine (--hours, timed by core.experiments.pace)."""
 
 import pandas as pd
 import pytest
@@ -79,7 +79,7 @@ def test_each_job_trains_its_censored_and_new_members_to_the_cap_and_jobs_are_ta
     carried. wall_hours: jobs longest first, each to the worker free first, as the sweep's pool takes them."""
     from test_endpoints import CELLS, runs
 
-    from core.benchmarks.pace import wall_hours
+    from core.experiments.pace import wall_hours
     from core.report.pending import job_steps, new_steps, raise_steps
 
     point = runs(CELLS).assign(stop_step=lambda d: d.solve_step.fillna(d.steps))
@@ -141,7 +141,7 @@ def test_a_new_lrs_member_steps_are_bounded_by_the_rule_that_stops_a_hopeless_lr
 def test_the_pace_of_a_job_is_its_step_time_here_per_member_plus_its_share_of_evaluation():
     """member_step_seconds trains a few steps of the job here and divides by member-steps: a job of twice the
     model's width costs more per member-step than its narrow twin, timed the same way."""
-    from core.benchmarks.pace import member_step_seconds
+    from core.experiments.pace import member_step_seconds
     from core.experiments.sweep import plan
     from core.training.config import TrainConfig
 
@@ -157,8 +157,8 @@ def test_todo_hours_keeps_the_lines_that_finish_here_in_time_timing_a_line_no_fu
     without timing the rest."""
     from test_endpoints import three_lrs
 
-    from core.benchmarks import pace
     from core.cli import todo
+    from core.experiments import pace
     from core.experiments.recipe import CRITERION_SWEEPS
     from core.report.pending import pending
 
@@ -191,8 +191,8 @@ def test_todo_hours_says_first_when_other_work_holds_the_cores_its_paces_are_tim
     where the load leaves fewer than --cores CPUs free, and says nothing on a machine with those cores free."""
     from test_endpoints import three_lrs
 
-    from core.benchmarks import pace
     from core.cli import todo
+    from core.experiments import pace
     from core.experiments.recipe import CRITERION_SWEEPS
 
     line = next(c for c in CRITERION_SWEEPS if "--task reverse" in c)
@@ -228,9 +228,8 @@ def test_todo_hours_into_a_scratch_store_times_only_what_is_left_there(monkeypat
     a job the scratch store has all but finished no longer sets the line's hours."""
     from test_endpoints import three_lrs
 
-    from core.benchmarks import pace
     from core.cli import todo
-    from core.experiments import outlook
+    from core.experiments import outlook, pace
     from core.experiments.recipe import CRITERION_SWEEPS
     from core.report.pending import pending
 

@@ -2,6 +2,6 @@
 
 Holds bench (everything side by side), layer_bench, store_bench, criterion_bench (to a criterion against a
 fixed budget), schedule (criterion sweeps replayed in other job orders), precision (fp32 against bf16),
-blas_bench (numpy's BLAS threads), profile, and pace (how long a sweep line takes here: `todo --hours`).
+blas_bench (numpy's BLAS threads) and profile.
 May import: anything below the dashboard (attention, training, results, experiments, analysis).
 """

@@ -66,7 +66,7 @@ def cmd_todo(args, parser):
     if runs.empty:
         parser.error(f"--store: no runs in {args.store!r}")
     if args.hours is not None:
-        from ..benchmarks.pace import busy
+        from ..experiments.pace import busy
 
         if note := busy(args.cores):
             print(note, file=sys.stderr)
@@ -127,10 +127,10 @@ def left_in(into: str, line: str, job_steps: dict, carry: str) -> dict:
 
 
 def hours_here(line: str, job_steps: dict, cores: int, limit: float) -> float:
-    """The line's wall hours on this machine (core.benchmarks.pace): each job's member-steps (pending's count from step
+    """The line's wall hours on this machine (core.experiments.pace): each job's member-steps (pending's count from step
     0, or left_in's) at its pace here, timed longest job first; past `limit`, the first job alone over it (the rest
     untimed). Says which on stderr."""
-    from ..benchmarks.pace import member_step_seconds, wall_hours
+    from ..experiments.pace import member_step_seconds, wall_hours
     from .land import line_jobs
 
     jobs = [(job, job_steps[job.model.attention]) for job in line_jobs(line)]

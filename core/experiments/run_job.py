@@ -14,6 +14,7 @@ from ..results.superseded import longest_caps
 from ..results.weights import stored_tensors
 from ..training.config import ModelConfig, TaskConfig, TrainConfig, lineage_id, run_id, stable_hash
 from ..training.model import count_model_params
+from .pace import warm_up
 
 Member = tuple[float, int]  # (learning rate, seed)
 
@@ -98,19 +99,6 @@ def record(job: Job, result, rid: str, command: str | None) -> dict:
         "device": result.device,
         "command": command,
     }
-
-
-_warm = False  # per process: has a training already paid the one-time set-up?
-
-
-def warm_up(job: Job, device=None) -> None:
-    """The first training in a process pays ~2 s of one-time set-up: pay it before anything is timed."""
-    global _warm
-    from ..training.train import train_ensemble
-
-    if not _warm:
-        train_ensemble(job.model, job.task, replace(job.train, steps=3, eval_every=3, until="steps"), [0], device)
-        _warm = True
 
 
 def checkpointer(store, job: Job, start: int):

@@ -20,7 +20,6 @@ def member_step_seconds(job, device="cpu", steps: int = PACE_STEPS, members: int
     the pace errs slow)."""
     import torch
 
-    from ..experiments.run_job import warm_up
     from ..training.train import train_ensemble
 
     threads = torch.get_num_threads()
@@ -33,6 +32,19 @@ def member_step_seconds(job, device="cpu", steps: int = PACE_STEPS, members: int
         torch.set_num_threads(threads)
     evaluation = (first.train_seconds - first.step_seconds) / 2  # the evaluations at step 0 and at `steps`
     return (first.step_seconds / steps + evaluation / job.train.eval_every) / members
+
+
+_warm = False  # per process: has a training already paid the one-time set-up?
+
+
+def warm_up(job, device=None) -> None:
+    """The first training in a process pays ~2 s of one-time set-up: pay it before anything is timed."""
+    global _warm
+    from ..training.train import train_ensemble
+
+    if not _warm:
+        train_ensemble(job.model, job.task, replace(job.train, steps=3, eval_every=3, until="steps"), [0], device)
+        _warm = True
 
 
 def wall_hours(hours, workers: int) -> float:
