@@ -3,6 +3,7 @@ here, its jobs taken longest first by the sweep's workers (`python -m core todo 
 
 Timed, not read from the store: a run's recorded time is its ensemble's, on whatever machine trained it, resumed
 or not, and these machines differ by about twice (docs/cli.md, `todo`).
+warm_up pays a process's one-time set-up before anything is timed: a job's recorded seconds and a pace alike.
 """
 
 import heapq
