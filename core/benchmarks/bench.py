@@ -20,6 +20,7 @@ import torch
 
 from ..experiments import sweep
 from ..experiments.flops import matmul_peak, run_flops
+from ..experiments.pace import warm_up
 from ..experiments.workers import threads_per_worker
 from ..results import store as st
 from ..training.config import TrainConfig
@@ -72,7 +73,7 @@ def training_bench(
     engines = {"plain loop": (1, threads), "seed ensembles, one per lr": pool, "seeds x lrs ensembles": pool}
     grids = {"seed ensembles, one per lr": per_lr(jobs), "seeds x lrs ensembles": jobs}
     train_plain(jobs[0].model, jobs[0].task, replace(train, steps=3), 0, device)  # one-time set-up, untimed
-    sweep.warm_up(jobs[0], device)
+    warm_up(jobs[0], device)
     secs, losses, peaks = ({label: [] for label in engines} for _ in range(3))
 
     def plain_loop() -> tuple[float, dict]:

@@ -18,7 +18,6 @@ from ..training.config import ModelConfig, TaskConfig, TrainConfig
 from ..training.model import count_model_params
 from ..training.tasks import make_task
 from .cluster import ClusterError
-from .pace import warm_up  # noqa: F401 - the sweep's interface
 from .run_job import Job, Member, held_longer, lineage_caps, train_job  # noqa: F401 - the sweep's interface
 
 MAX_SEEDS = 1000  # seeds per configuration: far beyond any sweep here, so a typo is one clear error
