@@ -157,50 +157,59 @@ def section(runs: pd.DataFrame, per_run: float | None = None) -> list[str]:
     return [
         "## Still to run",
         "",
-        f"{n_open} cells are open: more than a tenth of their censored seeds were still improving at the cap "
-        "(`core.analysis.endpoints.open_cells`), so the protocol raises their cap. "
-        f"{n_edge} cells have their best lr at an end of their point's lrs (`core.analysis.endpoints.edge_cells`): "
-        "their optimum may lie outside the grid, so the protocol widens the grid one lr that way (the 1-3-10 ladder) "
-        "for the whole point. Where a scan's threshold against `standard` is decided at a point (the setting where the "
-        f"two part, `core.analysis.scaling.deciding`) by a cell of fewer than {DECIDING_SEEDS} seeds, the protocol "
-        f"asks for {DECIDING_SEEDS}: that point's line at its own cap, for the parameterizations deciding there, at "
-        f"{DECIDING_SEEDS} seeds (only the new seeds "
-        "train: `--carry-from data` carries every run of the point's own cap), once no cell of the point is open or "
-        "at an end. Each other line is the one that made the point, for every parameterization there, at twice "
-        "its cap where a cell is open (a point is read at one cap) and at its cap where the grid only widens (only "
-        "the new lr trains; the stored runs are skipped and count towards the rule that stops a hopeless lr); in the "
-        "scratch store that trained the point it extends each member from its saved end state (a member that "
-        "stopped before the old cap is stored again as it was), elsewhere it trains them again from step 0 (the "
-        "same runs, as the schedule does not depend on the cap, up to float rounding, which at a high lr can grow "
-        "into another outcome: see the top of this page), but with `--carry-from data` those `data/` holds "
-        "stopped before the old cap (and, at the point's own cap, every run it holds), which it carries over; a new "
-        "lr or seed trains from step 0. The line with `--dry-run` "
-        "and your scratch store says which, and the member-steps at most, before anything trains; the table counts "
-        "them from `data/`'s runs (core/report/pending.py: an extension steps only the members censored at the "
-        "cap, a training from step 0 repeats each earlier stop, a new seed runs to the new cap, and a new lr until the "
-        "rule that stops a hopeless lr can rule it out against the lrs of its cell that train nothing: "
-        "`core.report.pending.new_steps`), and the runs "
-        "each adds to `data/` once landed (its new lrs' and seeds': a raised run replaces the shorter one"
+        "Why a line is here (the table's middle columns):",
+        "",
+        f"- **Open cells.** {n_open} cells are open: more than a tenth of their censored seeds were still improving at "
+        "the cap (`core.analysis.endpoints.open_cells`). The line is the one that made the point, at twice its cap, "
+        "for every parameterization there (a point is read at one cap).",
+        f"- **Best lr at an end.** {n_edge} cells have their best lr at an end of their point's lrs "
+        "(`core.analysis.endpoints.edge_cells`): their optimum may lie outside the grid, so the line widens the grid "
+        "one lr that way (the 1-3-10 ladder) for the whole point, at its cap. Only the new lr trains; the stored runs "
+        "are skipped and count towards the rule that stops a hopeless lr.",
+        f"- **A threshold decided at fewer than {DECIDING_SEEDS} seeds.** Where a scan's threshold against `standard` "
+        "is decided at a point (the setting where the two part, `core.analysis.scaling.deciding`) by a cell of fewer "
+        f"than {DECIDING_SEEDS} seeds, the line is the point's at its own cap, for the parameterizations deciding "
+        f"there, at {DECIDING_SEEDS} seeds, once no cell of the point is open or at an end. Only the new seeds train: "
+        "`--carry-from data` carries every run of the point's own cap.",
+        "",
+        "What a line trains (the member-step columns, counted from `data/`'s runs by core/report/pending.py; the line "
+        "with `--dry-run` and your scratch store says the same before anything trains):",
+        "",
+        "- In the scratch store that trained the point, it extends each member from its saved end state; a member "
+        "that stopped before the old cap is stored again as it was.",
+        "- Elsewhere it trains them from step 0: the same runs, as the schedule does not depend on the cap, up to "
+        "float rounding, which at a high lr can grow into another outcome (see the top of this page). With "
+        "`--carry-from data`, the runs `data/` holds that stopped before the old cap (and, at the point's own cap, "
+        "every run it holds) are carried over, not trained again.",
+        "- A new seed runs to the new cap; a new lr runs until the rule that stops a hopeless lr can rule it out "
+        "against the lrs of its cell that train nothing (`core.report.pending.new_steps`).",
+        "- A line's jobs (one per parameterization: one ensemble, one worker) run side by side, so on a CPU its "
+        "longest job, not the sum, can set its wall time: the first column gives it in member-steps from step 0 "
+        "with `--carry-from data` (`core.report.pending.job_steps`).",
+        "- Runs added: its new lrs' and seeds' (a raised run replaces the shorter one"
         + (f"; each about {per_run:.1f} kB of a pack" if per_run else "")
-        + "). A line's jobs (one per parameterization: one ensemble, one worker) run side by side, so on a CPU its "
-        "longest job can set its wall time, not its sum: the table gives it in member-steps from step 0 with "
-        "`--carry-from data`, which carries over from `data/` each member that stopped before the old cap (the same "
-        "run: neither the schedule nor its stop depends on the cap) and trains only the censored and new ones "
-        "(`core.report.pending.job_steps`). A scratch store is not sure to outlast its session (one was gone at the "
-        "next), so a line is best started where it can finish: `python -m core todo --hours H` times each job's "
-        "steps on the machine it runs on and keeps the lines that fit, and a longer line keeps the runs it stored "
-        'between sessions: after a SIGTERM, `python -m core park "<line>" --from SCRATCH` copies them into '
-        '`data/parked/` to commit, and `park "<line>" --into SCRATCH` writes them back on the next machine; a job '
-        "longer than a session runs a part of its lrs at a time (`sweep ... --part K/N`, every seed; docs/cli.md), "
-        "and `sweep ... --hours H` starts only the jobs that can end within H hours, leaving the others for the "
-        "next session (exit status 75), so no core spends a session's last hour on a job that a SIGTERM loses. "
-        "`python -m core todo --into SCRATCH` prints these lines, one per line, for that "
-        "store, with `--carry-from` the store it read (`--device cuda --workers 4` on a GPU). A finished "
-        "line lands in `data/` in three steps: the line at the end of `RAISES` (core/experiments/raises.py, "
-        "the end of `CRITERION_SWEEPS`) with a comment saying why it ran, "
-        '`python -m core land "<line>" --from SCRATCH`, then the commands of "Then, once the sweeps are in" '
-        "below, from `prune` on. A line that raises a point's cap holds every parameterization of the point (a "
-        "point is read at one cap): `land` refuses one that would leave some behind.",
+        + ").",
+        "",
+        "Running a line (docs/cli.md has the session loop):",
+        "",
+        "1. `python -m core todo --into SCRATCH` prints these lines, one per line, for that store, with "
+        "`--carry-from` the store it read (`--device cuda --workers 4` on a GPU); `todo --hours H` times each job's "
+        "steps on this machine and keeps the lines that fit.",
+        "2. A scratch store is not sure to outlast its session (one was gone at the next). A job longer than a "
+        "session runs a part of its lrs at a time (`sweep ... --part K/N`, every seed), and `sweep ... --hours H` "
+        "starts only the jobs that can end within H hours, leaving the others for the next session (exit status "
+        "75), so no core spends a session's last hour on a job that a SIGTERM loses.",
+        '3. Between sessions, `python -m core park "<line>" --from SCRATCH` copies the runs it stored into '
+        '`data/parked/` to commit, and `park "<line>" --into SCRATCH` writes them back on the next machine.',
+        "",
+        "Landing a finished line:",
+        "",
+        "1. Append the line to the end of `RAISES` (core/experiments/raises.py, the end of `CRITERION_SWEEPS`) with "
+        "a comment saying why it ran.",
+        '2. `python -m core land "<line>" --from SCRATCH`. A line that raises a point\'s cap holds every '
+        "parameterization of the point (a point is read at one cap): `land` refuses one that would leave some "
+        "behind.",
+        '3. The commands of "Then, once the sweeps are in" below, from `prune` on.',
         "",
         markdown.table(table) if len(todo) else "None.",
         "",
