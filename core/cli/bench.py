@@ -76,8 +76,9 @@ def cmd_bench(args, parser):
         print(table.round(2).to_string())
     if not args.skip_training:
         # a slice of the bundled sweep's lr x seed grid: its configurations, lrs and evaluation cadence, on the
-        # longest and a short task, four parameterizations, two seeds and an eighth of its steps
-        train = TrainConfig(steps=20, eval_every=10) if args.quick else TrainConfig(steps=100, eval_every=50)
+        # longest and a short task, four parameterizations, two seeds and an eighth of its steps; --quick: ten
+        # steps and one evaluation after them, as evaluation is most of a tiny run's time
+        train = TrainConfig(steps=10, eval_every=10) if args.quick else TrainConfig(steps=100, eval_every=50)
         names = ["standard", "identity"] if args.quick else ["standard", "stacked", "bilinear", "mqa"]
         tasks = ["reverse"] if args.quick else ["associative_recall", "reverse"]
         lrs = LR_GRID[:2] if args.quick else LR_GRID
