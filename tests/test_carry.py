@@ -86,3 +86,20 @@ def test_more_seeds_carry_every_run_another_store_holds_at_the_cap_and_train_onl
     for key, (stop, solve, rows) in there.items():
         assert here[key][:2] == (stop, solve) and [r[:2] for r in here[key][2]] == [r[:2] for r in rows]
         assert close([r[2] for r in here[key][2]], [r[2] for r in rows])
+
+
+def test_a_run_carried_from_a_store_that_kept_no_tensors_is_stored_with_none(tmp_path):
+    """prune keeps only the tensors the pages read: a run carried from a store without them gets no weights file,
+    so an empty one cannot pass for its weights (`land --weights` checks for the files)."""
+    from core.cli import main
+    from core.results import runfile as rf
+
+    criterion_sweep(tmp_path / "p", 60)
+    prior = st.load_runs(tmp_path / "p")
+    for rid in prior.run_id:
+        rf.weights_path(tmp_path / "p", rid).unlink()
+        rf.model_path(tmp_path / "p", rid).unlink(missing_ok=True)
+    assert main([*criterion_argv(tmp_path / "s", 60), "--carry-from", str(tmp_path / "p")]) == 0
+    runs = st.load_runs(tmp_path / "s")
+    assert set(runs.run_id) == set(prior.run_id) and (runs.steps_from == runs.steps_done).all()  # all carried
+    assert not any(rf.weights_path(tmp_path / "s", rid).exists() for rid in runs.run_id)

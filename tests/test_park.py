@@ -77,6 +77,19 @@ def test_a_parked_line_finished_on_a_fresh_machine_lands_the_runs_of_the_line_ru
     assert len(list((data / "bench").glob("sweep-*.parquet"))) == 2  # both sessions' records: compute counted
 
 
+def test_landing_keeps_the_parked_records_that_the_scratch_store_lacks(straight, tmp_path, monkeypatch, capsys):
+    data, cut = tmp_path / "data", _cut_short(straight, tmp_path / "cut")
+    assert main(["park", LINE, "--from", str(cut), "--store", str(data)]) == 0
+    fresh = tmp_path / "fresh"  # the whole line stored, the parked runs not written back: no record of theirs
+    shutil.copytree(straight / "runs", fresh / "runs")
+    monkeypatch.setattr(recipe, "CRITERION_SWEEPS", (*recipe.CRITERION_SWEEPS, LINE))
+    assert main(["land", LINE, "--from", str(fresh), "--store", str(data)]) == 0
+    assert "0 sweep records" in capsys.readouterr().out and not (data / parking.PARKED).exists()
+    assert [p.name for p in (data / "bench").glob("sweep-*.parquet")] == [
+        p.name for p in (straight / "bench").glob("sweep-*.parquet")
+    ]  # the parked record: its compute is not lost with the parked folder
+
+
 def test_parking_holds_every_stored_run_of_the_line_and_adds_only_what_is_new(straight, tmp_path, capsys):
     data, cut = tmp_path / "data", _cut_short(straight, tmp_path / "cut")
     st.run_path(cut, sorted(_job("standard").run_ids().values())[0]).unlink()  # no job whole

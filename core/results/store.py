@@ -144,7 +144,8 @@ def write_run(
         "d_head": str(summary["model"]["d_head"]),
         "provenance": json.dumps(meta["provenance"]),
     }
-    _write_tensors(weights_path(store, run_id), tensors, st_meta)
+    if tensors:  # a run carried from a store that kept none has none: no empty file to pass for its weights
+        _write_tensors(weights_path(store, run_id), tensors, st_meta)
     df = metrics.assign(run_id=run_id)[["run_id", "step", "metric", "value"]]
     solve = (summary.get("final") or {}).get("solve_step", float("nan"))
     write_run_table(run_path(store, run_id), thin_curve(df, summary["train"]["eval_every"], [solve]), meta)
