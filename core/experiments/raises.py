@@ -181,4 +181,13 @@ RAISES = (
     # sessions, each part's runs parked in data/parked/ between them (`park`); parts stopped by SIGTERM before a
     # session's end wrote their records, and the members they had not finished trained again from step 0
     f"{capped(TEN_SEEDS, 25600, UP)} --attention all --d-model 16",
+    # the one-layer control to 51,200 (at 25,600 seeds were still improving in 7 of its 8 cells), and the grid one
+    # step down (1e-4) for the whole point, since tied_qkv's best lr there (3e-4) was the lowest: every member trained
+    # again from step 0 on this CPU (data/ keeps no end states), one lr at a time (--part K/5) in a scratch store
+    # with --carry-from data over five sessions, each part's runs parked in data/parked/ between them (`park`).
+    # bilinear's and tied_qk's 1e-3 jobs (each one's best lr) had been parked without the weights and models the
+    # pages read, so they trained again from step 0 as `--part 3/5` of the line in a fresh scratch store carrying
+    # the other 190 runs (--carry-from): their 10 runs replace the parked ones, a fresh draw of each seed
+    f"python -m core sweep --attention all --task induction --seeds 5 --lr {DOWN} --n-layers 1 --until solved "
+    "--steps 51200 --eval-every 50 --store data --workers 2 --quiet",
 )
