@@ -72,7 +72,7 @@ def test_a_parked_line_finished_on_a_fresh_machine_lands_the_runs_of_the_line_ru
     assert curves(fresh) == curves(straight)  # the same runs, evaluation for evaluation
     monkeypatch.setattr(recipe, "CRITERION_SWEEPS", (*recipe.CRITERION_SWEEPS, LINE))
     assert main(["land", LINE, "--from", str(fresh), "--store", str(data)]) == 0
-    assert "deleted the line's parked runs" in capsys.readouterr().out
+    assert "deleted the line's parked runs" in (out := capsys.readouterr().out) and "with 0 parked sweep" in out
     assert not (data / parking.PARKED).exists() and curves(data) == curves(straight)
     assert len(list((data / "bench").glob("sweep-*.parquet"))) == 2  # both sessions' records: compute counted
 
@@ -84,7 +84,8 @@ def test_landing_keeps_the_parked_records_that_the_scratch_store_lacks(straight,
     shutil.copytree(straight / "runs", fresh / "runs")
     monkeypatch.setattr(recipe, "CRITERION_SWEEPS", (*recipe.CRITERION_SWEEPS, LINE))
     assert main(["land", LINE, "--from", str(fresh), "--store", str(data)]) == 0
-    assert "0 sweep records" in capsys.readouterr().out and not (data / parking.PARKED).exists()
+    out = capsys.readouterr().out
+    assert "0 sweep records" in out and "with 1 parked sweep records" in out and not (data / parking.PARKED).exists()
     assert [p.name for p in (data / "bench").glob("sweep-*.parquet")] == [
         p.name for p in (straight / "bench").glob("sweep-*.parquet")
     ]  # the parked record: its compute is not lost with the parked folder

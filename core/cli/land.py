@@ -68,8 +68,12 @@ def cmd_land(args, parser):
     except LandingError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(1)
-    if parking.clear(args.store, args.line):
-        print(f"deleted the line's parked runs, {parking.folder(args.store, args.line)}: they are in {args.store} now")
+    kept = parking.clear(args.store, args.line)
+    if kept is not None:
+        print(
+            f"deleted the line's parked runs, {parking.folder(args.store, args.line)}: they are in {args.store} now, "
+            f"with {kept} parked sweep records the scratch store lacked"
+        )
     print(
         f"copied {done.runs} runs into {args.store} as one pack ({done.held} held there already, left as they "
         "were), "

@@ -88,19 +88,19 @@ def unpark(store, scratch, line: str) -> tuple[int, int]:
     return runs, records
 
 
-def clear(store, line: str) -> bool:
-    """Delete the line's parked folder (its runs are in the store now); whether there was one. Its records go into
+def clear(store, line: str) -> int | None:
+    """Delete the line's parked folder (its runs are in the store now): the parked records it kept, None where
+    there was no folder. Its records go into
     the store's bench folder first, where it lacks them: a line landed from a scratch store the parked runs were
     not written back into (a best-lr job trained again for its weights) has not brought them."""
     path = folder(store, line)
     if not path.is_dir():
-        return False
-    for p in sorted(Path(path, "bench").glob("sweep-*.parquet")):
-        copy_new(p, Path(store, "bench", p.name))
+        return None
+    kept = sum(copy_new(p, Path(store, "bench", p.name)) for p in sorted(Path(path, "bench").glob("sweep-*.parquet")))
     shutil.rmtree(path)
     if not any(path.parent.iterdir()):
         path.parent.rmdir()
-    return True
+    return kept
 
 
 def _table(scratch, ids: list[str]):
