@@ -89,10 +89,10 @@ def unpark(store, scratch, line: str) -> tuple[int, int]:
 
 
 def clear(store, line: str) -> int | None:
-    """Delete the line's parked folder (its runs are in the store now): the parked records it kept, None where
-    there was no folder. Its records go into
-    the store's bench folder first, where it lacks them: a line landed from a scratch store the parked runs were
-    not written back into (a best-lr job trained again for its weights) has not brought them."""
+    """Delete the line's parked folder (its runs are in the store now): how many parked records it kept, None
+    where there was no folder. Its records go into the store's bench folder first, where it lacks them: a line
+    landed from a scratch store the parked runs were not written back into (a best-lr job trained again for its
+    weights) has not brought them."""
     path = folder(store, line)
     if not path.is_dir():
         return None
