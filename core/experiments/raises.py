@@ -190,4 +190,11 @@ RAISES = (
     # the other 190 runs (--carry-from): their 10 runs replace the parked ones, a fresh draw of each seed
     f"python -m core sweep --attention all --task induction --seeds 5 --lr {DOWN} --n-layers 1 --until solved "
     "--steps 51200 --eval-every 50 --store data --workers 2 --quiet",
+    # the one-layer control to 102,400 (at 51,200 seeds were still improving in 7 of its 8 cells): on this CPU in the
+    # 51,200 line's scratch store with --carry-from data, one lr at a time (--part K/5), two copies side by side
+    # (--workers 1) over several sessions, each part's runs parked in data/parked/ between them (`park`); members whose
+    # 51,200 end states were in that store went on from them, the others (those parked before it existed) trained
+    # again from step 0, a fresh draw of each seed
+    f"python -m core sweep --attention all --task induction --seeds 5 --lr {DOWN} --n-layers 1 --until solved "
+    "--steps 102400 --eval-every 50 --store data --workers 2 --quiet",
 )
